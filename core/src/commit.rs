@@ -1,0 +1,498 @@
+//! Commit coordination: the Metasrv leader's state machine.
+//!
+//! Requests ([`Mutation`]s) come in through [`Coordinator::handle`]; the shell then drains
+//! [`Coordinator::poll`] until it returns `None` and acts on every [`Output`]:
+//!
+//! * [`Output::Write`]: make the events durable (one atomic, synced store write,
+//!   conditional on the store still being at `base_revision`), then feed back
+//!   [`Input::WriteDone`] or [`Input::WriteFailed`].
+//! * [`Output::Reply`]: answer the caller of a request.
+//! * [`Output::Publish`]: send durable events to watchers, in order.
+//! * [`Output::Load`]: read the events after `after_revision` back from the store (after a
+//!   failed write, whose outcome may be unknown) and feed them in with [`Input::Loaded`].
+//!
+//! Group commit: at most one store write is in flight. Requests that arrive meanwhile wait,
+//! and all of them (up to `batch_max`) become the next single write. Commit order is assigned
+//! when a request is planned into a write, never when it arrived, and a version is visible
+//! (replied, published) only once its write is durable.
+
+use std::collections::VecDeque;
+
+use crate::error::CommitError;
+use crate::registry::{
+    ChangeEvent, ChangeKind, Digest, ManifestRef, Registry, TableId, TableMeta, VersionRecord,
+    validate_name,
+};
+
+/// Caller-chosen id that pairs a request with its [`Output::Reply`].
+pub type RequestId = u64;
+
+/// A change to the registry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mutation {
+    /// Create a namespace.
+    CreateNamespace { name: String },
+    /// Drop an empty namespace.
+    DropNamespace { name: String },
+    /// Register a table with no version yet. Its location becomes `tables/<id>.lance`.
+    CreateTable {
+        namespace: String,
+        name: String,
+        /// Arrow IPC schema message.
+        schema_ipc: Vec<u8>,
+    },
+    /// Drop a table; its id is never reused.
+    DropTable { namespace: String, name: String },
+    /// Compare-and-swap the commit pointer of `table_id` from `base_version` to
+    /// `base_version + 1`.
+    Commit {
+        table_id: TableId,
+        base_version: u64,
+        manifest: ManifestRef,
+        /// Idempotency key and payload digest of an append.
+        operation: Option<(String, Digest)>,
+    },
+    /// Point a committed version at its final manifest path (Lance's `put_if_exists`).
+    FinalizeManifest {
+        table_id: TableId,
+        version: u64,
+        manifest: ManifestRef,
+    },
+}
+
+/// What a successful mutation did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Applied {
+    /// The namespace now exists.
+    NamespaceCreated,
+    /// The namespace is gone.
+    NamespaceDropped,
+    /// The table was registered.
+    TableCreated(TableMeta),
+    /// The table was dropped.
+    TableDropped { id: TableId },
+    /// The commit pointer moved to `version`, or, with `replayed`, the same operation id and
+    /// payload had already committed `version` and nothing new was written.
+    Committed { version: u64, replayed: bool },
+    /// The manifest location was updated.
+    ManifestFinalized,
+}
+
+/// A successful reply: what happened and the registry revision that includes it (the
+/// read-your-writes token).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reply {
+    /// What the mutation did.
+    pub applied: Applied,
+    /// Revision at which the effect is visible.
+    pub revision: u64,
+}
+
+/// Result of a store write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteOutcome {
+    /// The store says the write definitely did not apply (condition failed, refused).
+    NotWritten,
+    /// The write may or may not have applied (timeout, lost response, 5xx).
+    Unknown,
+}
+
+/// Inputs of the [`Coordinator`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// A client request.
+    Request { id: RequestId, mutation: Mutation },
+    /// The write with `write_id` is durable.
+    WriteDone { write_id: u64 },
+    /// The write with `write_id` failed.
+    WriteFailed {
+        write_id: u64,
+        outcome: WriteOutcome,
+        message: String,
+    },
+    /// The events the store holds after the revision [`Output::Load`] named, in order.
+    Loaded(Vec<ChangeEvent>),
+}
+
+/// A store write: append `events` atomically, on condition that the store's revision is
+/// still `base_revision`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreWrite {
+    /// Pairs the write with [`Input::WriteDone`] / [`Input::WriteFailed`].
+    pub write_id: u64,
+    /// Revision the store must be at for the write to apply.
+    pub base_revision: u64,
+    /// Events at revisions `base_revision + 1 ..= base_revision + events.len()`.
+    pub events: Vec<ChangeEvent>,
+}
+
+/// Outputs of the [`Coordinator`]; see the module docs for what the shell does with each.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Make these events durable.
+    Write(StoreWrite),
+    /// Answer request `id`.
+    Reply {
+        id: RequestId,
+        result: Result<Reply, CommitError>,
+    },
+    /// Durable events, in revision order, for watchers.
+    Publish(Vec<ChangeEvent>),
+    /// Read the events after `after_revision` from the store and feed [`Input::Loaded`].
+    Load { after_revision: u64 },
+}
+
+struct InFlight {
+    write: StoreWrite,
+    after: Registry,
+    replies: Vec<(RequestId, Applied, u64)>,
+}
+
+/// The commit coordinator. See the module docs for the calling contract.
+pub struct Coordinator {
+    durable: Registry,
+    queue: VecDeque<(RequestId, Mutation)>,
+    in_flight: Option<InFlight>,
+    loading: bool,
+    outputs: VecDeque<Output>,
+    next_write_id: u64,
+    batch_max: usize,
+}
+
+impl Coordinator {
+    /// A coordinator over `durable`, the registry as read from the store. At most
+    /// `batch_max` (≥ 1) requests are grouped into one store write.
+    pub fn new(durable: Registry, batch_max: usize) -> Self {
+        Self {
+            durable,
+            queue: VecDeque::new(),
+            in_flight: None,
+            loading: false,
+            outputs: VecDeque::new(),
+            next_write_id: 1,
+            batch_max: batch_max.max(1),
+        }
+    }
+
+    /// The durable registry: everything in it has been acknowledged by the store.
+    pub fn registry(&self) -> &Registry {
+        &self.durable
+    }
+
+    /// Feeds one input. `now_ms` (milliseconds since the Unix epoch, from the shell's clock)
+    /// stamps commits planned during this call. Drain [`Self::poll`] afterwards.
+    pub fn handle(&mut self, input: Input, now_ms: i64) {
+        match input {
+            Input::Request { id, mutation } => self.queue.push_back((id, mutation)),
+            Input::WriteDone { write_id } => {
+                if let Some(done) = self.take_in_flight(write_id) {
+                    self.durable = done.after;
+                    for (id, applied, revision) in done.replies {
+                        self.outputs.push_back(Output::Reply {
+                            id,
+                            result: Ok(Reply { applied, revision }),
+                        });
+                    }
+                    self.outputs.push_back(Output::Publish(done.write.events));
+                }
+            }
+            Input::WriteFailed {
+                write_id,
+                outcome,
+                message,
+            } => {
+                if let Some(failed) = self.take_in_flight(write_id) {
+                    for (id, _, _) in failed.replies {
+                        let error = match outcome {
+                            WriteOutcome::NotWritten => CommitError::NotWritten(message.clone()),
+                            WriteOutcome::Unknown => CommitError::OutcomeUnknown(message.clone()),
+                        };
+                        self.outputs.push_back(Output::Reply {
+                            id,
+                            result: Err(error),
+                        });
+                    }
+                    // Our view may no longer match the store (another leader wrote, or an
+                    // unknown write landed): re-read before planning anything else.
+                    self.loading = true;
+                    self.outputs.push_back(Output::Load {
+                        after_revision: self.durable.revision(),
+                    });
+                }
+            }
+            Input::Loaded(events) => {
+                if self.loading {
+                    self.loading = false;
+                    // Writes whose outcome was unknown may have landed (ours, or another
+                    // leader's): adopt them and publish them so watchers see no gap. An event
+                    // that does not apply stops the catch-up; the next write then fails its
+                    // revision condition and triggers another load.
+                    let mut adopted = Vec::new();
+                    for event in events {
+                        if event.revision <= self.durable.revision() {
+                            continue;
+                        }
+                        if self.durable.apply(&event).is_err() {
+                            break;
+                        }
+                        adopted.push(event);
+                    }
+                    if !adopted.is_empty() {
+                        self.outputs.push_back(Output::Publish(adopted));
+                    }
+                }
+            }
+        }
+        self.plan_next_write(now_ms);
+    }
+
+    /// Next output, or `None` when there is nothing to do until the next input.
+    #[must_use]
+    pub fn poll(&mut self) -> Option<Output> {
+        self.outputs.pop_front()
+    }
+
+    fn take_in_flight(&mut self, write_id: u64) -> Option<InFlight> {
+        match &self.in_flight {
+            Some(f) if f.write.write_id == write_id => self.in_flight.take(),
+            _ => None,
+        }
+    }
+
+    fn plan_next_write(&mut self, now_ms: i64) {
+        if self.in_flight.is_some() || self.loading || self.queue.is_empty() {
+            return;
+        }
+        let mut after = self.durable.clone();
+        let base_revision = after.revision();
+        let mut events = Vec::new();
+        let mut replies = Vec::new();
+        let mut taken = 0;
+        while taken < self.batch_max {
+            let Some((id, mutation)) = self.queue.pop_front() else {
+                break;
+            };
+            taken += 1;
+            match plan(&after, mutation, now_ms) {
+                Ok(Planned::Event(kind)) => {
+                    let event = ChangeEvent {
+                        revision: after.revision() + 1,
+                        kind,
+                    };
+                    let applied = applied_of(&event);
+                    // `plan` validated the mutation against `after`, so this cannot fail.
+                    if let Err(e) = after.apply(&event) {
+                        self.outputs.push_back(Output::Reply {
+                            id,
+                            result: Err(CommitError::NotWritten(e.to_string())),
+                        });
+                        continue;
+                    }
+                    replies.push((id, applied, event.revision));
+                    events.push(event);
+                }
+                Ok(Planned::Replay { version }) => {
+                    if events.is_empty() {
+                        self.outputs.push_back(Output::Reply {
+                            id,
+                            result: Ok(Reply {
+                                applied: Applied::Committed {
+                                    version,
+                                    replayed: true,
+                                },
+                                revision: after.revision(),
+                            }),
+                        });
+                    } else {
+                        // The original is in this very write: reply once it is durable.
+                        replies.push((
+                            id,
+                            Applied::Committed {
+                                version,
+                                replayed: true,
+                            },
+                            after.revision(),
+                        ));
+                    }
+                }
+                Err(error) => self.outputs.push_back(Output::Reply {
+                    id,
+                    result: Err(error),
+                }),
+            }
+        }
+        if events.is_empty() {
+            return;
+        }
+        let write = StoreWrite {
+            write_id: self.next_write_id,
+            base_revision,
+            events,
+        };
+        self.next_write_id += 1;
+        self.outputs.push_back(Output::Write(write.clone()));
+        self.in_flight = Some(InFlight {
+            write,
+            after,
+            replies,
+        });
+    }
+}
+
+enum Planned {
+    Event(ChangeKind),
+    Replay { version: u64 },
+}
+
+fn applied_of(event: &ChangeEvent) -> Applied {
+    match &event.kind {
+        ChangeKind::NamespaceCreated { .. } => Applied::NamespaceCreated,
+        ChangeKind::NamespaceDropped { .. } => Applied::NamespaceDropped,
+        ChangeKind::TableCreated { meta } => Applied::TableCreated(meta.clone()),
+        ChangeKind::TableDropped { id } => Applied::TableDropped { id: *id },
+        ChangeKind::VersionCommitted { record, .. } => Applied::Committed {
+            version: record.version,
+            replayed: false,
+        },
+        ChangeKind::ManifestFinalized { .. } => Applied::ManifestFinalized,
+    }
+}
+
+fn list<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    items.collect::<Vec<_>>().join(", ")
+}
+
+fn namespace_not_found(registry: &Registry, name: &str) -> CommitError {
+    CommitError::NamespaceNotFound {
+        name: name.to_string(),
+        existing: list(registry.namespaces()),
+    }
+}
+
+/// Decides what `mutation` does to `registry` (validation only; nothing changes).
+fn plan(registry: &Registry, mutation: Mutation, now_ms: i64) -> Result<Planned, CommitError> {
+    match mutation {
+        Mutation::CreateNamespace { name } => {
+            validate_name("namespace", &name)?;
+            if registry.has_namespace(&name) {
+                return Err(CommitError::NamespaceExists { name });
+            }
+            Ok(Planned::Event(ChangeKind::NamespaceCreated { name }))
+        }
+        Mutation::DropNamespace { name } => {
+            if !registry.has_namespace(&name) {
+                return Err(namespace_not_found(registry, &name));
+            }
+            let tables = list(registry.tables_in(&name).map(|t| t.meta.name.as_str()));
+            if !tables.is_empty() {
+                return Err(CommitError::NamespaceNotEmpty { name, tables });
+            }
+            Ok(Planned::Event(ChangeKind::NamespaceDropped { name }))
+        }
+        Mutation::CreateTable {
+            namespace,
+            name,
+            schema_ipc,
+        } => {
+            validate_name("table", &name)?;
+            if !registry.has_namespace(&namespace) {
+                return Err(namespace_not_found(registry, &namespace));
+            }
+            if registry.table(&namespace, &name).is_some() {
+                return Err(CommitError::TableExists { namespace, name });
+            }
+            let id = registry.next_table_id();
+            Ok(Planned::Event(ChangeKind::TableCreated {
+                meta: TableMeta {
+                    id,
+                    namespace,
+                    name,
+                    schema_ipc,
+                    location: format!("tables/{id}.lance"),
+                    created_revision: registry.revision() + 1,
+                },
+            }))
+        }
+        Mutation::DropTable { namespace, name } => {
+            if !registry.has_namespace(&namespace) {
+                return Err(namespace_not_found(registry, &namespace));
+            }
+            let Some(table) = registry.table(&namespace, &name) else {
+                let existing = list(registry.tables_in(&namespace).map(|t| t.meta.name.as_str()));
+                return Err(CommitError::TableNotFound {
+                    namespace,
+                    name,
+                    existing,
+                });
+            };
+            Ok(Planned::Event(ChangeKind::TableDropped { id: table.meta.id }))
+        }
+        Mutation::Commit {
+            table_id,
+            base_version,
+            manifest,
+            operation,
+        } => {
+            let table = registry
+                .table_by_id(table_id)
+                .ok_or(CommitError::TableIdNotFound { id: table_id })?;
+            if let Some((operation_id, digest)) = &operation
+                && let Some((seen_digest, version)) = table.operations.get(operation_id)
+            {
+                if seen_digest == digest {
+                    return Ok(Planned::Replay { version: *version });
+                }
+                return Err(CommitError::OperationIdReused {
+                    table_id,
+                    operation_id: operation_id.clone(),
+                    version: *version,
+                });
+            }
+            let latest = table.latest_version();
+            if base_version != latest {
+                return Err(CommitError::VersionConflict {
+                    table_id,
+                    expected: base_version,
+                    latest,
+                });
+            }
+            let previous_ms = table.versions.last().map_or(i64::MIN, |v| v.committed_at_ms);
+            let (operation_id, digest) = match operation {
+                Some((id, digest)) => (Some(id), Some(digest)),
+                None => (None, None),
+            };
+            Ok(Planned::Event(ChangeKind::VersionCommitted {
+                table_id,
+                record: VersionRecord {
+                    version: latest + 1,
+                    manifest,
+                    committed_at_ms: now_ms.max(previous_ms),
+                    revision: registry.revision() + 1,
+                    operation_id,
+                    digest,
+                },
+            }))
+        }
+        Mutation::FinalizeManifest {
+            table_id,
+            version,
+            manifest,
+        } => {
+            let table = registry
+                .table_by_id(table_id)
+                .ok_or(CommitError::TableIdNotFound { id: table_id })?;
+            if table.version(version).is_none() {
+                return Err(CommitError::VersionNotFound {
+                    table_id,
+                    version,
+                    latest: table.latest_version(),
+                });
+            }
+            Ok(Planned::Event(ChangeKind::ManifestFinalized {
+                table_id,
+                version,
+                manifest,
+            }))
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! Lake's Sans-IO core: the state machines behind commit coordination, the Query replica's
+//! catalog cache and snapshot resolution.
+//!
+//! Nothing here does I/O, reads a clock or spawns a task: time (`now_ms`, milliseconds
+//! since the Unix epoch) is an argument and every effect is an output the caller carries
+//! out. The tokio shells (`lake-metasrv`, `lake-query`) and the madsim simulations
+//! (`lake-simtests`) drive the same code through the same handle-then-poll loop, in the
+//! style of quinn-proto and str0m.
+
+pub mod cache;
+pub mod commit;
+pub mod error;
+pub mod registry;
+pub mod snapshot;
+
+pub use cache::{CacheError, CacheInput, CacheOutput, CatalogCache};
+pub use commit::{Applied, Coordinator, Input, Mutation, Output, Reply, StoreWrite, WriteOutcome};
+pub use error::{CommitError, RegistryError, SnapshotError};
+pub use registry::{
+    ChangeEvent, ChangeKind, Digest, ManifestRef, Registry, TableId, TableMeta, TableState,
+    VersionRecord,
+};
+pub use snapshot::{VersionSpec, resolve_version};

@@ -1,0 +1,307 @@
+//! The registry: namespaces, tables and each table's gap-free version history.
+//!
+//! One [`Registry`] value is the whole replicated state of Metasrv. It changes only by
+//! [`Registry::apply`] of a [`ChangeEvent`] whose revision is exactly one more than the
+//! registry's, so every holder (the commit coordinator, the durable event log replayed at
+//! start-up, each Query replica's catalog cache) derives the same state from the same
+//! ordered events.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::error::{CommitError, RegistryError};
+
+/// A table's identity. Assigned once from a registry-wide counter and never reused, so a
+/// table dropped and created again under the same name is a different table (a writer
+/// holding the old id can never commit into the new one).
+pub type TableId = u64;
+
+/// SHA-256 of an append's payload, computed by the shell (32 bytes).
+pub type Digest = [u8; 32];
+
+/// Longest namespace or table name, in bytes.
+pub const NAME_LEN_MAX: usize = 128;
+
+/// Checks a namespace or table name: 1 to [`NAME_LEN_MAX`] bytes, an ASCII letter or `_`
+/// first, then ASCII letters, digits or `_`.
+///
+/// # Errors
+/// [`CommitError::InvalidName`] naming the offending input and the allowed form.
+pub fn validate_name(kind: &'static str, name: &str) -> Result<(), CommitError> {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if first_ok && rest_ok && name.len() <= NAME_LEN_MAX {
+        Ok(())
+    } else {
+        Err(CommitError::InvalidName {
+            kind,
+            name: name.to_string(),
+        })
+    }
+}
+
+/// Where a version's Lance manifest lives, relative to the table location.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ManifestRef {
+    /// Object-store path of the manifest file (staging or final, as Lance's
+    /// `ExternalManifestStore` reports it).
+    pub path: String,
+    /// Size of the manifest file in bytes.
+    pub size_bytes: u64,
+}
+
+/// Registry entry of a table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableMeta {
+    /// Never reused; see [`TableId`].
+    pub id: TableId,
+    /// Namespace (SQL schema) the table lives in.
+    pub namespace: String,
+    /// Table name inside the namespace.
+    pub name: String,
+    /// Arrow schema as an encapsulated Arrow IPC schema message (opaque to the core).
+    pub schema_ipc: Vec<u8>,
+    /// Lance dataset location relative to the data root: `tables/<id>.lance`.
+    pub location: String,
+    /// Revision of the event that created the table.
+    pub created_revision: u64,
+}
+
+/// One committed version of a table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VersionRecord {
+    /// Lance dataset version; the history of a table is 1, 2, 3, … without gaps.
+    pub version: u64,
+    /// Manifest of that version.
+    pub manifest: ManifestRef,
+    /// Commit time in milliseconds since the Unix epoch, as the leader saw it; never smaller
+    /// than the previous version's, so time travel by timestamp is well defined.
+    pub committed_at_ms: i64,
+    /// Registry revision of the commit.
+    pub revision: u64,
+    /// Idempotency key of the append that produced this version, if any.
+    pub operation_id: Option<String>,
+    /// SHA-256 of that append's payload (set together with `operation_id`).
+    pub digest: Option<Digest>,
+}
+
+/// A table with its history.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableState {
+    /// Identity, schema, location.
+    pub meta: TableMeta,
+    /// Committed versions, oldest first; `versions[i].version == i + 1`.
+    pub versions: Vec<VersionRecord>,
+    /// Operation id → (payload digest, version it committed).
+    pub operations: BTreeMap<String, (Digest, u64)>,
+}
+
+impl TableState {
+    /// Latest committed version, or 0 when the table has no version yet.
+    pub fn latest_version(&self) -> u64 {
+        self.versions.last().map_or(0, |v| v.version)
+    }
+
+    /// The record of `version`, if it was committed.
+    pub fn version(&self, version: u64) -> Option<&VersionRecord> {
+        let index = usize::try_from(version.checked_sub(1)?).ok()?;
+        self.versions.get(index)
+    }
+}
+
+/// What happened at one registry revision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// A namespace was created.
+    NamespaceCreated { name: String },
+    /// An empty namespace was dropped.
+    NamespaceDropped { name: String },
+    /// A table was created with no version yet.
+    TableCreated { meta: TableMeta },
+    /// A table was dropped; its id is retired forever.
+    TableDropped { id: TableId },
+    /// A version was committed (the commit pointer moved from `version - 1` to `version`).
+    VersionCommitted {
+        table_id: TableId,
+        record: VersionRecord,
+    },
+    /// A committed version's manifest moved from its staging path to its final path.
+    ManifestFinalized {
+        table_id: TableId,
+        version: u64,
+        manifest: ManifestRef,
+    },
+}
+
+/// One entry of Metasrv's ordered change stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChangeEvent {
+    /// Registry-wide revision: 1, 2, 3, … without gaps.
+    pub revision: u64,
+    /// What changed.
+    pub kind: ChangeKind,
+}
+
+/// The registry state at one revision.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Registry {
+    revision: u64,
+    next_table_id: TableId,
+    namespaces: BTreeMap<String, u64>,
+    tables: BTreeMap<TableId, Arc<TableState>>,
+    names: BTreeMap<(String, String), TableId>,
+}
+
+impl Registry {
+    /// The empty registry at revision 0.
+    pub fn new() -> Self {
+        Self {
+            next_table_id: 1,
+            ..Self::default()
+        }
+    }
+
+    /// Revision of the last applied event (0 for the empty registry).
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// Id the next created table will get.
+    pub fn next_table_id(&self) -> TableId {
+        self.next_table_id
+    }
+
+    /// Namespace names, sorted.
+    pub fn namespaces(&self) -> impl Iterator<Item = &str> {
+        self.namespaces.keys().map(String::as_str)
+    }
+
+    /// Whether `name` is a namespace.
+    pub fn has_namespace(&self, name: &str) -> bool {
+        self.namespaces.contains_key(name)
+    }
+
+    /// Tables of `namespace`, sorted by name.
+    pub fn tables_in(&self, namespace: &str) -> impl Iterator<Item = &Arc<TableState>> {
+        self.names
+            .range((namespace.to_string(), String::new())..)
+            .take_while(move |((ns, _), _)| ns == namespace)
+            .filter_map(|(_, id)| self.tables.get(id))
+    }
+
+    /// All tables, by id.
+    pub fn tables(&self) -> impl Iterator<Item = &Arc<TableState>> {
+        self.tables.values()
+    }
+
+    /// The table `namespace.name`.
+    pub fn table(&self, namespace: &str, name: &str) -> Option<&Arc<TableState>> {
+        let id = self.names.get(&(namespace.to_string(), name.to_string()))?;
+        self.tables.get(id)
+    }
+
+    /// The table with `id`, if it exists (not dropped).
+    pub fn table_by_id(&self, id: TableId) -> Option<&Arc<TableState>> {
+        self.tables.get(&id)
+    }
+
+    /// Applies the event at revision `self.revision() + 1`.
+    ///
+    /// # Errors
+    /// [`RegistryError::OutOfOrder`] if the event's revision is not the next one;
+    /// [`RegistryError::Inconsistent`] if the event does not fit the state (which means the
+    /// stream and the state come from different histories). The registry is unchanged on error.
+    pub fn apply(&mut self, event: &ChangeEvent) -> Result<(), RegistryError> {
+        if event.revision != self.revision + 1 {
+            return Err(RegistryError::OutOfOrder {
+                expected: self.revision + 1,
+                got: event.revision,
+            });
+        }
+        let inconsistent = |what: String| RegistryError::Inconsistent {
+            revision: event.revision,
+            what,
+        };
+        match &event.kind {
+            ChangeKind::NamespaceCreated { name } => {
+                if self.namespaces.contains_key(name) {
+                    return Err(inconsistent(format!("namespace {name} already exists")));
+                }
+                self.namespaces.insert(name.clone(), event.revision);
+            }
+            ChangeKind::NamespaceDropped { name } => {
+                if self.namespaces.remove(name).is_none() {
+                    return Err(inconsistent(format!("namespace {name} does not exist")));
+                }
+            }
+            ChangeKind::TableCreated { meta } => {
+                let key = (meta.namespace.clone(), meta.name.clone());
+                if self.names.contains_key(&key) || meta.id < self.next_table_id {
+                    return Err(inconsistent(format!(
+                        "table {}.{} (id {}) cannot be created",
+                        meta.namespace, meta.name, meta.id
+                    )));
+                }
+                self.next_table_id = meta.id + 1;
+                self.names.insert(key, meta.id);
+                self.tables.insert(
+                    meta.id,
+                    Arc::new(TableState {
+                        meta: meta.clone(),
+                        versions: Vec::new(),
+                        operations: BTreeMap::new(),
+                    }),
+                );
+            }
+            ChangeKind::TableDropped { id } => {
+                let Some(table) = self.tables.remove(id) else {
+                    return Err(inconsistent(format!("table id {id} does not exist")));
+                };
+                self.names
+                    .remove(&(table.meta.namespace.clone(), table.meta.name.clone()));
+            }
+            ChangeKind::VersionCommitted { table_id, record } => {
+                let table = self
+                    .tables
+                    .get_mut(table_id)
+                    .ok_or_else(|| inconsistent(format!("table id {table_id} does not exist")))?;
+                if record.version != table.latest_version() + 1 {
+                    return Err(inconsistent(format!(
+                        "version {} does not follow {}",
+                        record.version,
+                        table.latest_version()
+                    )));
+                }
+                let table = Arc::make_mut(table);
+                if let (Some(op), Some(digest)) = (&record.operation_id, &record.digest) {
+                    table
+                        .operations
+                        .insert(op.clone(), (*digest, record.version));
+                }
+                table.versions.push(record.clone());
+            }
+            ChangeKind::ManifestFinalized {
+                table_id,
+                version,
+                manifest,
+            } => {
+                let table = self
+                    .tables
+                    .get_mut(table_id)
+                    .ok_or_else(|| inconsistent(format!("table id {table_id} does not exist")))?;
+                let index = usize::try_from(version.saturating_sub(1)).unwrap_or(usize::MAX);
+                if *version == 0 || index >= table.versions.len() {
+                    return Err(inconsistent(format!(
+                        "version {version} of table {table_id} does not exist"
+                    )));
+                }
+                Arc::make_mut(table).versions[index].manifest = manifest.clone();
+            }
+        }
+        self.revision = event.revision;
+        Ok(())
+    }
+}
