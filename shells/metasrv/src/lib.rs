@@ -1,0 +1,23 @@
+//! Lake Metasrv: the registry and the commit coordinator behind a tonic gRPC service.
+//!
+//! [`Metasrv`] owns one [`lake_core::Coordinator`] in a driver task and carries out its
+//! outputs: synced appends to the durable [`EventStore`] ([`RocksStore`] in embedded mode),
+//! replies to callers, and the ordered change stream (`Watch`). [`MetasrvClient`] is what
+//! Query replicas use. The wire format is `proto/metasrv.proto`.
+
+pub mod client;
+pub mod convert;
+mod error;
+pub mod server;
+pub mod store;
+
+/// Generated protobuf and gRPC types of `lake.metasrv.v1`.
+#[allow(missing_docs, clippy::all)]
+pub mod proto {
+    tonic::include_proto!("lake.metasrv.v1");
+}
+
+pub use client::MetasrvClient;
+pub use error::MetasrvError;
+pub use server::Metasrv;
+pub use store::{EventStore, RocksStore, StoreError};

@@ -1,0 +1,179 @@
+//! The durable authority behind the coordinator: an append-only log of change events.
+//!
+//! The registry is the fold of the log (`Registry::apply` of every event in revision
+//! order), so one write per group commit suffices and the watch stream reads the same
+//! records. [`RocksStore`] is the embedded backend.
+//!
+//! RocksDB layout (one column family):
+//! * `e/<revision as 20 digits>` → protobuf `ChangeEvent`
+//! * `m/revision` → last revision, 8 bytes big-endian
+//!
+//! Every append is one `WriteBatch` written with `sync = true`, so it is on disk before the
+//! coordinator acknowledges anything in it.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use lake_core::{ChangeEvent, Registry};
+use prost::Message;
+
+use crate::convert;
+use crate::proto;
+
+/// Why the store could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The store is not at the expected revision: definitely not written.
+    #[error("store is at revision {actual}, the write expected {expected}")]
+    RevisionMismatch { expected: u64, actual: u64 },
+    /// An I/O error: for a write, the outcome is unknown.
+    #[error("store I/O error: {0}")]
+    Io(String),
+    /// A stored record does not decode or does not replay.
+    #[error("store is corrupt at revision {revision}: {message}")]
+    Corrupt { revision: u64, message: String },
+}
+
+/// A durable, append-only event log with a conditional append.
+pub trait EventStore: Send + Sync + 'static {
+    /// Appends `events` (revisions `base_revision + 1 ..`) atomically and durably, if and
+    /// only if the log currently ends at `base_revision`.
+    ///
+    /// # Errors
+    /// [`StoreError::RevisionMismatch`] (nothing written) or [`StoreError::Io`] (unknown).
+    fn append(&self, base_revision: u64, events: &[ChangeEvent]) -> Result<(), StoreError>;
+
+    /// Up to `limit` events with revision > `after`, in order.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] or [`StoreError::Corrupt`].
+    fn read_after(&self, after: u64, limit: usize) -> Result<Vec<ChangeEvent>, StoreError>;
+
+    /// Revision of the last event (0 for an empty log).
+    ///
+    /// # Errors
+    /// [`StoreError::Io`].
+    fn revision(&self) -> Result<u64, StoreError>;
+
+    /// The registry at the log's last revision.
+    ///
+    /// # Errors
+    /// [`StoreError::Corrupt`] if the log does not replay.
+    fn load(&self) -> Result<Registry, StoreError> {
+        let mut registry = Registry::new();
+        loop {
+            let events = self.read_after(registry.revision(), 4096)?;
+            if events.is_empty() {
+                return Ok(registry);
+            }
+            for event in &events {
+                registry.apply(event).map_err(|e| StoreError::Corrupt {
+                    revision: event.revision,
+                    message: e.to_string(),
+                })?;
+            }
+        }
+    }
+}
+
+const REVISION_KEY: &[u8] = b"m/revision";
+
+fn event_key(revision: u64) -> Vec<u8> {
+    format!("e/{revision:020}").into_bytes()
+}
+
+/// The embedded store: RocksDB in a local directory.
+pub struct RocksStore {
+    db: rocksdb::DB,
+    // Serializes appends so the revision check and the write are one step.
+    append_lock: Mutex<()>,
+}
+
+fn io(e: rocksdb::Error) -> StoreError {
+    StoreError::Io(e.to_string())
+}
+
+impl RocksStore {
+    /// Opens (creating if needed) the store in `dir`.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] when RocksDB cannot open the directory (e.g. another process
+    /// holds its lock).
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        let mut options = rocksdb::Options::default();
+        options.create_if_missing(true);
+        let db = rocksdb::DB::open(&options, dir).map_err(io)?;
+        Ok(Self {
+            db,
+            append_lock: Mutex::new(()),
+        })
+    }
+}
+
+impl EventStore for RocksStore {
+    fn append(&self, base_revision: u64, events: &[ChangeEvent]) -> Result<(), StoreError> {
+        let _guard = self
+            .append_lock
+            .lock()
+            .map_err(|_| StoreError::Io("append lock poisoned".into()))?;
+        let actual = self.revision()?;
+        if actual != base_revision {
+            return Err(StoreError::RevisionMismatch {
+                expected: base_revision,
+                actual,
+            });
+        }
+        let mut batch = rocksdb::WriteBatch::default();
+        let mut last = base_revision;
+        for event in events {
+            let encoded = proto::ChangeEvent::from(event).encode_to_vec();
+            batch.put(event_key(event.revision), encoded);
+            last = event.revision;
+        }
+        batch.put(REVISION_KEY, last.to_be_bytes());
+        let mut write_options = rocksdb::WriteOptions::default();
+        write_options.set_sync(true);
+        self.db.write_opt(batch, &write_options).map_err(io)
+    }
+
+    fn read_after(&self, after: u64, limit: usize) -> Result<Vec<ChangeEvent>, StoreError> {
+        let start = event_key(after.saturating_add(1));
+        let iter = self.db.iterator(rocksdb::IteratorMode::From(
+            &start,
+            rocksdb::Direction::Forward,
+        ));
+        let mut events = Vec::new();
+        for item in iter.take(limit) {
+            let (key, value) = item.map_err(io)?;
+            if !key.starts_with(b"e/") {
+                break;
+            }
+            let revision = std::str::from_utf8(&key[2..])
+                .ok()
+                .and_then(|s| s.parse::<u64>().ok())
+                .unwrap_or(0);
+            let corrupt = |message: String| StoreError::Corrupt { revision, message };
+            let decoded =
+                proto::ChangeEvent::decode(value.as_ref()).map_err(|e| corrupt(e.to_string()))?;
+            events.push(convert::change_event(decoded).map_err(|e| corrupt(e.to_string()))?);
+        }
+        Ok(events)
+    }
+
+    fn revision(&self) -> Result<u64, StoreError> {
+        match self.db.get(REVISION_KEY).map_err(io)? {
+            None => Ok(0),
+            Some(bytes) => {
+                let array: [u8; 8] =
+                    bytes
+                        .as_slice()
+                        .try_into()
+                        .map_err(|_| StoreError::Corrupt {
+                            revision: 0,
+                            message: "revision key is not 8 bytes".into(),
+                        })?;
+                Ok(u64::from_be_bytes(array))
+            }
+        }
+    }
+}
