@@ -1,0 +1,258 @@
+//! The Flight SQL client.
+
+use std::collections::HashMap;
+
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+use arrow_flight::encode::FlightDataEncoderBuilder;
+use arrow_flight::error::FlightError;
+use arrow_flight::sql::client::FlightSqlServiceClient;
+use arrow_flight::sql::{
+    CommandStatementIngest, ProstMessageExt, TableDefinitionOptions, TableExistsOption,
+    TableNotExistOption,
+};
+use arrow_flight::{FlightClient, FlightDescriptor};
+use futures::{StreamExt, TryStreamExt};
+use prost::Message;
+use tonic::transport::Channel;
+
+use crate::wire::{AppendResult, CommandAppend};
+
+/// Errors of the SDK.
+#[derive(Debug, thiserror::Error)]
+pub enum SdkError {
+    /// The endpoint is malformed or unreachable.
+    #[error("cannot connect to {endpoint}: {message}")]
+    Connect { endpoint: String, message: String },
+    /// The server answered with an error status; `message` is the server's explanation.
+    #[error("{code:?}: {message}")]
+    Server { code: tonic::Code, message: String },
+    /// Arrow or Flight decoding failed.
+    #[error("arrow: {0}")]
+    Arrow(String),
+    /// The table name is not `namespace.table` or `lake.namespace.table`.
+    #[error("invalid table name {0:?}: use namespace.table or lake.namespace.table")]
+    TableName(String),
+}
+
+impl From<arrow::error::ArrowError> for SdkError {
+    fn from(e: arrow::error::ArrowError) -> Self {
+        match e {
+            arrow::error::ArrowError::ExternalError(inner) => {
+                match inner.downcast::<tonic::Status>() {
+                    Ok(status) => (*status).into(),
+                    Err(other) => Self::Arrow(other.to_string()),
+                }
+            }
+            other => Self::Arrow(other.to_string()),
+        }
+    }
+}
+
+impl From<tonic::Status> for SdkError {
+    fn from(s: tonic::Status) -> Self {
+        Self::Server {
+            code: s.code(),
+            message: s.message().to_string(),
+        }
+    }
+}
+
+impl From<FlightError> for SdkError {
+    fn from(e: FlightError) -> Self {
+        match e {
+            FlightError::Tonic(status) => (*status).into(),
+            FlightError::Arrow(a) => a.into(),
+            other => Self::Arrow(other.to_string()),
+        }
+    }
+}
+
+/// A Lake table name: `namespace.table` (catalog `lake` implied).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableName {
+    /// Namespace (SQL schema).
+    pub namespace: String,
+    /// Table.
+    pub table: String,
+}
+
+impl TableName {
+    /// Parses `namespace.table` or `lake.namespace.table`.
+    ///
+    /// # Errors
+    /// [`SdkError::TableName`] for any other shape.
+    pub fn parse(name: &str) -> Result<Self, SdkError> {
+        let parts: Vec<&str> = name.split('.').collect();
+        let (namespace, table) = match parts.as_slice() {
+            [ns, t] => (*ns, *t),
+            ["lake", ns, t] => (*ns, *t),
+            _ => return Err(SdkError::TableName(name.to_string())),
+        };
+        if namespace.is_empty() || table.is_empty() {
+            return Err(SdkError::TableName(name.to_string()));
+        }
+        Ok(Self {
+            namespace: namespace.to_string(),
+            table: table.to_string(),
+        })
+    }
+}
+
+/// A connection to a Lake Query replica.
+pub struct LakeClient {
+    channel: Channel,
+    sql: FlightSqlServiceClient<Channel>,
+}
+
+impl LakeClient {
+    /// Connects to a Query endpoint such as `http://127.0.0.1:50051`.
+    ///
+    /// # Errors
+    /// [`SdkError::Connect`].
+    pub async fn connect(endpoint: &str) -> Result<Self, SdkError> {
+        let connect_error = |message: String| SdkError::Connect {
+            endpoint: endpoint.to_string(),
+            message,
+        };
+        let channel = Channel::from_shared(endpoint.to_string())
+            .map_err(|e| connect_error(e.to_string()))?
+            .connect()
+            .await
+            .map_err(|e| connect_error(e.to_string()))?;
+        Ok(Self {
+            sql: FlightSqlServiceClient::new(channel.clone()),
+            channel,
+        })
+    }
+
+    /// Runs one SQL statement and collects its result.
+    ///
+    /// # Errors
+    /// [`SdkError::Server`] with the server's message for bad SQL, unknown tables, …
+    pub async fn sql(&mut self, query: &str) -> Result<Vec<RecordBatch>, SdkError> {
+        self.sql_stream(query).await?.try_collect().await
+    }
+
+    /// Runs one SQL statement and streams its result batches, in order.
+    ///
+    /// # Errors
+    /// As [`Self::sql`].
+    pub async fn sql_stream(
+        &mut self,
+        query: &str,
+    ) -> Result<futures::stream::BoxStream<'static, Result<RecordBatch, SdkError>>, SdkError> {
+        let info = self.sql.execute(query.to_string(), None).await?;
+        let mut streams = Vec::new();
+        for endpoint in info.endpoint {
+            let ticket = endpoint
+                .ticket
+                .ok_or_else(|| SdkError::Arrow("endpoint without ticket".into()))?;
+            let stream = self.sql.do_get(ticket).await?;
+            streams.push(stream.map_err(SdkError::from));
+        }
+        Ok(futures::stream::iter(streams).flatten().boxed())
+    }
+
+    /// Creates `namespace.table` with `schema` (Flight SQL ingest of zero rows with
+    /// `if_not_exist = create`, `if_exists = fail`).
+    ///
+    /// # Errors
+    /// [`SdkError::Server`] if the table exists or the namespace does not.
+    pub async fn create_table(&mut self, table: &str, schema: SchemaRef) -> Result<(), SdkError> {
+        let name = TableName::parse(table)?;
+        let command = CommandStatementIngest {
+            table_definition_options: Some(TableDefinitionOptions {
+                if_not_exist: TableNotExistOption::Create.into(),
+                if_exists: TableExistsOption::Fail.into(),
+            }),
+            table: name.table,
+            schema: Some(name.namespace),
+            catalog: Some("lake".into()),
+            temporary: false,
+            transaction_id: None,
+            options: HashMap::new(),
+        };
+        let empty = RecordBatch::new_empty(schema.clone());
+        self.put(command.as_any().encode_to_vec(), schema, vec![empty])
+            .await?;
+        Ok(())
+    }
+
+    /// Drops `namespace.table`.
+    ///
+    /// # Errors
+    /// [`SdkError::Server`] if it does not exist.
+    pub async fn drop_table(&mut self, table: &str) -> Result<(), SdkError> {
+        let name = TableName::parse(table)?;
+        self.sql(&format!(
+            "DROP TABLE lake.\"{}\".\"{}\"",
+            name.namespace, name.table
+        ))
+        .await?;
+        Ok(())
+    }
+
+    /// Appends `batches` to `table` as one commit, idempotently under `operation_id`: a
+    /// retry with the same id and the same rows returns the original version and writes
+    /// nothing; the same id with other rows is refused.
+    ///
+    /// # Errors
+    /// [`SdkError::Server`]: unknown table, schema mismatch (the message names both
+    /// schemas), operation id reused with another payload.
+    pub async fn append(
+        &mut self,
+        table: &str,
+        batches: Vec<RecordBatch>,
+        operation_id: &str,
+    ) -> Result<AppendResult, SdkError> {
+        let name = TableName::parse(table)?;
+        let Some(first) = batches.first() else {
+            return Err(SdkError::Arrow("append needs at least one batch".into()));
+        };
+        let schema = first.schema();
+        let command = CommandAppend {
+            namespace: name.namespace,
+            table: name.table,
+            operation_id: operation_id.to_string(),
+        };
+        let any = prost_types_any(CommandAppend::TYPE_URL, command.encode_to_vec());
+        let metadata = self.put(any, schema, batches).await?;
+        AppendResult::decode(metadata.as_slice())
+            .map_err(|e| SdkError::Arrow(format!("malformed append result: {e}")))
+    }
+
+    /// DoPut of `batches` under a descriptor carrying `command`; returns the first
+    /// `PutResult.app_metadata`.
+    async fn put(
+        &mut self,
+        command: Vec<u8>,
+        schema: SchemaRef,
+        batches: Vec<RecordBatch>,
+    ) -> Result<Vec<u8>, SdkError> {
+        let descriptor = FlightDescriptor::new_cmd(command);
+        let stream = FlightDataEncoderBuilder::new()
+            .with_schema(schema)
+            .with_flight_descriptor(Some(descriptor))
+            .build(futures::stream::iter(batches.into_iter().map(Ok)));
+        let mut client = FlightClient::new(self.channel.clone());
+        let mut results = client.do_put(stream).await?;
+        let mut metadata = Vec::new();
+        while let Some(result) = results.next().await {
+            let result = result?;
+            if metadata.is_empty() {
+                metadata = result.app_metadata.to_vec();
+            }
+        }
+        Ok(metadata)
+    }
+}
+
+/// Encodes a `google.protobuf.Any` (field 1: type_url, field 2: value).
+fn prost_types_any(type_url: &str, value: Vec<u8>) -> Vec<u8> {
+    arrow_flight::sql::Any {
+        type_url: type_url.to_string(),
+        value: value.into(),
+    }
+    .encode_to_vec()
+}

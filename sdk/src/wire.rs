@@ -1,0 +1,48 @@
+//! Lake's own Flight messages, beside the standard Flight SQL ones.
+//!
+//! [`CommandAppend`] travels as a `google.protobuf.Any` in the `FlightDescriptor.cmd` of a
+//! `DoPut` (type URL [`CommandAppend::TYPE_URL`]), followed by the Arrow IPC stream of the
+//! rows; the server answers with one `PutResult` whose `app_metadata` is an encoded
+//! [`AppendResult`].
+
+/// Append Arrow rows to `namespace.table`, idempotently under `operation_id`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct CommandAppend {
+    /// Namespace (SQL schema) of the table.
+    #[prost(string, tag = "1")]
+    pub namespace: String,
+    /// Table name.
+    #[prost(string, tag = "2")]
+    pub table: String,
+    /// Idempotency key: a replay with the same key and payload returns the original
+    /// version; the same key with another payload is refused.
+    #[prost(string, tag = "3")]
+    pub operation_id: String,
+}
+
+impl CommandAppend {
+    /// `google.protobuf.Any` type URL of this message.
+    pub const TYPE_URL: &'static str = "type.googleapis.com/lake.v1.CommandAppend";
+}
+
+/// What an append did.
+#[derive(Clone, Copy, PartialEq, Eq, prost::Message)]
+pub struct AppendResult {
+    /// Table version that holds the rows.
+    #[prost(uint64, tag = "1")]
+    pub version: u64,
+    /// Registry revision that includes the commit: a read-your-writes token.
+    #[prost(uint64, tag = "2")]
+    pub revision: u64,
+    /// Rows in the payload.
+    #[prost(uint64, tag = "3")]
+    pub rows: u64,
+    /// True when the operation id had already committed this payload; nothing new was
+    /// written.
+    #[prost(bool, tag = "4")]
+    pub replayed: bool,
+}
+
+/// Key of the `CommandStatementIngest.options` entry that carries an operation id when a
+/// standard Flight SQL client ingests.
+pub const INGEST_OPERATION_ID_OPTION: &str = "lake.operation_id";
