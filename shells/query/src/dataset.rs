@@ -1,0 +1,370 @@
+//! Lance datasets: opening a table at a pinned version and appending through Metasrv.
+//!
+//! This is the one module that names `lance`. Lance's own commit path ends in Metasrv:
+//! [`MetasrvManifests`] implements lance-table's `ExternalManifestStore`, so Lance's
+//! `put_if_not_exists(version)` becomes Metasrv's compare-and-swap of the commit pointer
+//! from `version - 1` to `version`, and `put_if_exists` (the move of the manifest from its
+//! staging path to its final path) becomes `FinalizeManifest`. Readers resolve manifests
+//! from the catalog cache ([`PinnedManifests`]) and never call Metasrv.
+//!
+//! Manifest paths are stored relative to the dataset root (`_versions/…`), so a data root
+//! can move without rewriting the registry.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use arrow::array::RecordBatchIterator;
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+use async_trait::async_trait;
+use lake_core::{Digest, ManifestRef, TableMeta, TableState};
+use lake_metasrv::MetasrvClient;
+use lake_metasrv::client::Committed;
+use lance::Dataset;
+use lance::dataset::builder::DatasetBuilder;
+use lance::dataset::{WriteMode, WriteParams};
+use lance::session::Session;
+use lance_table::io::commit::external_manifest::{
+    ExternalManifestCommitHandler, ExternalManifestStore,
+};
+
+use crate::QueryError;
+
+/// Opened datasets kept per replica, by (table id, version).
+const OPEN_DATASETS_MAX: usize = 256;
+/// Attempts of an append that keeps losing the compare-and-swap.
+const APPEND_ATTEMPTS_MAX: usize = 8;
+
+/// An opened, immutable Lance dataset version.
+pub type DatasetHandle = Arc<Dataset>;
+
+/// Access to the Lance datasets under one data root.
+pub struct Datasets {
+    root: String,
+    metasrv: MetasrvClient,
+    session: Arc<Session>,
+    opened: Mutex<HashMap<(u64, u64), DatasetHandle>>,
+}
+
+impl Datasets {
+    /// `root` is the data root as a path or URI (`/var/lake`, `file:///var/lake`); table
+    /// locations from the registry are joined onto it.
+    pub fn new(root: impl Into<String>, metasrv: MetasrvClient) -> Self {
+        Self {
+            root: root.into().trim_end_matches('/').to_string(),
+            metasrv,
+            session: Arc::new(Session::default()),
+            opened: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn uri(&self, meta: &TableMeta) -> String {
+        format!("{}/{}", self.root, meta.location)
+    }
+
+    /// Opens `table` at `version` (≥ 1) using only the cached history in `table`: zero
+    /// Metasrv round trips, and zero object-store reads when this replica already has it.
+    ///
+    /// # Errors
+    /// [`QueryError::Lance`] when the manifest or data files cannot be read.
+    pub async fn open(
+        &self,
+        table: &Arc<TableState>,
+        version: u64,
+    ) -> Result<DatasetHandle, QueryError> {
+        let key = (table.meta.id, version);
+        if let Some(ds) = self.lock_opened().get(&key) {
+            return Ok(ds.clone());
+        }
+        let store = PinnedManifests {
+            table: table.clone(),
+        };
+        let dataset = DatasetBuilder::from_uri(self.uri(&table.meta))
+            .with_version(version)
+            .with_commit_handler(Arc::new(ExternalManifestCommitHandler {
+                external_manifest_store: Arc::new(store),
+            }))
+            .with_session(self.session.clone())
+            .load()
+            .await
+            .map_err(|e| {
+                QueryError::Lance(format!(
+                    "cannot open {}.{} version {version}: {e}",
+                    table.meta.namespace, table.meta.name
+                ))
+            })?;
+        let dataset = Arc::new(dataset);
+        let mut opened = self.lock_opened();
+        if opened.len() >= OPEN_DATASETS_MAX {
+            opened.clear();
+        }
+        opened.insert(key, dataset.clone());
+        Ok(dataset)
+    }
+
+    fn lock_opened(&self) -> std::sync::MutexGuard<'_, HashMap<(u64, u64), DatasetHandle>> {
+        self.opened.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Appends `batches` (all of `schema`, which must be the table's) to `meta`'s dataset as
+    /// one new version, committed through Metasrv. With `operation` (id, payload digest) the
+    /// append is idempotent: if the id already committed the same payload, its version is
+    /// returned with `replayed = true` and nothing is written.
+    ///
+    /// # Errors
+    /// [`QueryError::Conflict`] when the id was used with another payload;
+    /// [`QueryError::NotFound`] when the table was dropped; [`QueryError::Lance`] otherwise.
+    pub async fn append(
+        &self,
+        meta: &TableMeta,
+        schema: SchemaRef,
+        batches: Vec<RecordBatch>,
+        operation: Option<(String, Digest)>,
+    ) -> Result<Committed, QueryError> {
+        let mut last_error = None;
+        for _ in 0..APPEND_ATTEMPTS_MAX {
+            // Authoritative read: the replay check and Lance's base version come from Metasrv.
+            let description = self
+                .metasrv
+                .describe_table(&meta.namespace, &meta.name)
+                .await?;
+            if description.meta.id != meta.id {
+                return Err(QueryError::NotFound(format!(
+                    "table {}.{} was dropped (and recreated) while this append was planned",
+                    meta.namespace, meta.name
+                )));
+            }
+            if let Some((operation_id, digest)) = &operation
+                && let Some(record) = description
+                    .versions
+                    .iter()
+                    .find(|v| v.operation_id.as_deref() == Some(operation_id.as_str()))
+            {
+                if record.digest.as_ref() == Some(digest) {
+                    return Ok(Committed {
+                        version: record.version,
+                        replayed: true,
+                        revision: description.revision,
+                    });
+                }
+                return Err(QueryError::Conflict(format!(
+                    "operation id {operation_id:?} already committed version {} of {}.{} with a different payload",
+                    record.version, meta.namespace, meta.name
+                )));
+            }
+            let latest = description.versions.last().map_or(0, |v| v.version);
+            if latest > 0 && batches.iter().all(|b| b.num_rows() == 0) {
+                // Nothing to add: no new version.
+                return Ok(Committed {
+                    version: latest,
+                    replayed: false,
+                    revision: description.revision,
+                });
+            }
+            let store = Arc::new(MetasrvManifests {
+                metasrv: self.metasrv.clone(),
+                meta: meta.clone(),
+                operation: operation.clone(),
+                committed: Mutex::new(None),
+            });
+            let params = WriteParams {
+                mode: if latest == 0 {
+                    WriteMode::Create
+                } else {
+                    WriteMode::Append
+                },
+                commit_handler: Some(Arc::new(ExternalManifestCommitHandler {
+                    external_manifest_store: store.clone(),
+                })),
+                session: Some(self.session.clone()),
+                ..WriteParams::default()
+            };
+            let reader =
+                RecordBatchIterator::new(batches.clone().into_iter().map(Ok), schema.clone());
+            let result = Dataset::write(reader, self.uri(meta).as_str(), Some(params)).await;
+            let committed = *store.committed.lock().unwrap_or_else(|p| p.into_inner());
+            match (result, committed) {
+                (Ok(_), Some(c)) => return Ok(c),
+                (Ok(_), None) => {
+                    return Err(QueryError::Lance(
+                        "lance reported a commit that metasrv never acknowledged".into(),
+                    ));
+                }
+                // The CAS said another writer with our operation id got there first.
+                (Err(_), Some(c)) if c.replayed => return Ok(c),
+                (Err(e), _) => {
+                    tracing::debug!(error = %e, "append attempt failed; re-reading the table");
+                    last_error = Some(e);
+                }
+            }
+        }
+        Err(QueryError::Lance(format!(
+            "append to {}.{} failed after {APPEND_ATTEMPTS_MAX} attempts: {}",
+            meta.namespace,
+            meta.name,
+            last_error.map_or_else(String::new, |e| e.to_string())
+        )))
+    }
+}
+
+fn relative(base_uri: &str, path: &str) -> String {
+    path.strip_prefix(base_uri)
+        .map(|p| p.trim_start_matches('/'))
+        .unwrap_or(path)
+        .to_string()
+}
+
+fn absolute(base_uri: &str, relative: &str) -> String {
+    format!("{}/{}", base_uri.trim_end_matches('/'), relative)
+}
+
+/// Read-only manifest store over one table's cached history.
+#[derive(Debug)]
+struct PinnedManifests {
+    table: Arc<TableState>,
+}
+
+#[async_trait]
+impl ExternalManifestStore for PinnedManifests {
+    async fn get(&self, base_uri: &str, version: u64) -> lance::Result<String> {
+        self.table
+            .version(version)
+            .map(|v| absolute(base_uri, &v.manifest.path))
+            .ok_or_else(|| lance::Error::not_found(format!("{base_uri}@{version}")))
+    }
+
+    async fn get_latest_version(&self, base_uri: &str) -> lance::Result<Option<(u64, String)>> {
+        Ok(self
+            .table
+            .versions
+            .last()
+            .map(|v| (v.version, absolute(base_uri, &v.manifest.path))))
+    }
+
+    async fn put_if_not_exists(
+        &self,
+        _base_uri: &str,
+        version: u64,
+        _path: &str,
+        _size: u64,
+        _e_tag: Option<String>,
+    ) -> lance::Result<()> {
+        Err(lance::Error::not_supported(format!(
+            "readers do not commit (version {version} of table id {})",
+            self.table.meta.id
+        )))
+    }
+
+    async fn put_if_exists(
+        &self,
+        _base_uri: &str,
+        version: u64,
+        _path: &str,
+        _size: u64,
+        _e_tag: Option<String>,
+    ) -> lance::Result<()> {
+        Err(lance::Error::not_supported(format!(
+            "readers do not finalize manifests (version {version} of table id {})",
+            self.table.meta.id
+        )))
+    }
+}
+
+/// The writer's manifest store: Lance's commit becomes Metasrv's compare-and-swap.
+#[derive(Debug)]
+struct MetasrvManifests {
+    metasrv: MetasrvClient,
+    meta: TableMeta,
+    operation: Option<(String, Digest)>,
+    /// What Metasrv answered to our compare-and-swap.
+    committed: Mutex<Option<Committed>>,
+}
+
+fn lance_error(e: lake_metasrv::MetasrvError) -> lance::Error {
+    lance::Error::io(e.to_string())
+}
+
+#[async_trait]
+impl ExternalManifestStore for MetasrvManifests {
+    async fn get(&self, base_uri: &str, version: u64) -> lance::Result<String> {
+        let description = self
+            .metasrv
+            .describe_table(&self.meta.namespace, &self.meta.name)
+            .await
+            .map_err(lance_error)?;
+        description
+            .versions
+            .iter()
+            .find(|v| v.version == version)
+            .map(|v| absolute(base_uri, &v.manifest.path))
+            .ok_or_else(|| lance::Error::not_found(format!("{base_uri}@{version}")))
+    }
+
+    async fn get_latest_version(&self, base_uri: &str) -> lance::Result<Option<(u64, String)>> {
+        let description = self
+            .metasrv
+            .describe_table(&self.meta.namespace, &self.meta.name)
+            .await
+            .map_err(lance_error)?;
+        Ok(description
+            .versions
+            .last()
+            .map(|v| (v.version, absolute(base_uri, &v.manifest.path))))
+    }
+
+    async fn put_if_not_exists(
+        &self,
+        base_uri: &str,
+        version: u64,
+        path: &str,
+        size: u64,
+        _e_tag: Option<String>,
+    ) -> lance::Result<()> {
+        let manifest = ManifestRef {
+            path: relative(base_uri, path),
+            size_bytes: size,
+        };
+        let operation = self
+            .operation
+            .as_ref()
+            .map(|(id, digest)| (id.as_str(), *digest));
+        let committed = self
+            .metasrv
+            .commit(
+                self.meta.id,
+                version.saturating_sub(1),
+                &manifest,
+                operation,
+            )
+            .await
+            .map_err(lance_error)?;
+        *self.committed.lock().unwrap_or_else(|p| p.into_inner()) = Some(committed);
+        if committed.replayed {
+            // Never let Lance finalize a version it did not win.
+            return Err(lance::Error::io(format!(
+                "operation already committed version {}",
+                committed.version
+            )));
+        }
+        Ok(())
+    }
+
+    async fn put_if_exists(
+        &self,
+        base_uri: &str,
+        version: u64,
+        path: &str,
+        size: u64,
+        _e_tag: Option<String>,
+    ) -> lance::Result<()> {
+        let manifest = ManifestRef {
+            path: relative(base_uri, path),
+            size_bytes: size,
+        };
+        self.metasrv
+            .finalize_manifest(self.meta.id, version, &manifest)
+            .await
+            .map_err(lance_error)?;
+        Ok(())
+    }
+}

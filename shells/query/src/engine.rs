@@ -1,0 +1,832 @@
+//! The query engine of a replica: pins snapshots, plans with DataFusion, executes reads,
+//! and carries out writes (DDL, INSERT, appends) through Lance and Metasrv.
+
+use std::collections::BTreeMap;
+use std::io::Cursor;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow::array::{Int64Array, RecordBatch};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::ipc::reader::StreamReader;
+use arrow::ipc::writer::{IpcWriteOptions, StreamWriter};
+use arrow_flight::{IpcMessage, SchemaAsIpc};
+use datafusion::catalog::{
+    CatalogProvider, MemoryCatalogProvider, MemorySchemaProvider, SchemaProvider,
+};
+use datafusion::common::ScalarValue;
+use datafusion::datasource::TableProvider;
+use datafusion::datasource::empty::EmptyTable;
+use datafusion::execution::SendableRecordBatchStream;
+use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::logical_expr::{DdlStatement, DmlStatement, LogicalPlan, WriteOp};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use futures::{StreamExt, TryStreamExt};
+use lake_core::{Digest, Registry, TableMeta, TableState, resolve_version};
+use lake_metasrv::MetasrvClient;
+use lake_metasrv::client::Committed;
+use lance::datafusion::LanceTableProvider;
+use sha2::{Digest as _, Sha256};
+
+use crate::QueryError;
+use crate::catalog::Catalog;
+use crate::dataset::Datasets;
+use crate::sql::{self, DEFAULT_NAMESPACE, LAKE_CATALOG, ParsedStatement};
+use crate::ticket::{Pin, Sealed, TicketKey, b64, unb64};
+
+/// How long a write waits for the local catalog to show its own commit.
+const READ_YOUR_WRITES_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What planning a statement produced.
+pub enum Planned {
+    /// A read: its result schema and the sealed ticket that serves it.
+    Query { schema: SchemaRef, ticket: Sealed },
+    /// A write, already executed: its result (a `count` of rows) and a ticket replaying it.
+    Done { schema: SchemaRef, ticket: Sealed },
+}
+
+/// Schema of write results: one row, `count: Int64` (rows written; 0 for DDL).
+pub fn count_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![Field::new(
+        "count",
+        DataType::Int64,
+        false,
+    )]))
+}
+
+/// Encodes an Arrow schema as an encapsulated IPC schema message.
+///
+/// # Errors
+/// [`QueryError::InvalidArgument`] when Arrow cannot encode it.
+pub fn schema_to_ipc(schema: &Schema) -> Result<Vec<u8>, QueryError> {
+    let options = IpcWriteOptions::default();
+    let message: IpcMessage = SchemaAsIpc::new(schema, &options).try_into()?;
+    Ok(message.0.to_vec())
+}
+
+/// Decodes [`schema_to_ipc`].
+///
+/// # Errors
+/// [`QueryError::InvalidArgument`].
+pub fn schema_from_ipc(bytes: &[u8]) -> Result<Schema, QueryError> {
+    Ok(Schema::try_from(IpcMessage(bytes.to_vec().into()))?)
+}
+
+/// Arrow IPC stream bytes of `batches`.
+///
+/// # Errors
+/// [`QueryError::InvalidArgument`].
+pub fn batches_to_ipc(schema: &Schema, batches: &[RecordBatch]) -> Result<Vec<u8>, QueryError> {
+    let mut writer = StreamWriter::try_new(Vec::new(), schema)?;
+    for batch in batches {
+        writer.write(batch)?;
+    }
+    Ok(writer.into_inner()?)
+}
+
+/// Inverse of [`batches_to_ipc`].
+///
+/// # Errors
+/// [`QueryError::InvalidArgument`].
+pub fn batches_from_ipc(bytes: &[u8]) -> Result<(SchemaRef, Vec<RecordBatch>), QueryError> {
+    let reader = StreamReader::try_new(Cursor::new(bytes), None)?;
+    let schema = reader.schema();
+    let batches = reader.collect::<Result<Vec<_>, _>>()?;
+    Ok((schema, batches))
+}
+
+/// SHA-256 over the Arrow IPC stream of `batches`: the payload digest of an append.
+///
+/// # Errors
+/// [`QueryError::InvalidArgument`].
+pub fn payload_digest(schema: &Schema, batches: &[RecordBatch]) -> Result<Digest, QueryError> {
+    let mut hasher = Sha256::new();
+    let mut writer = StreamWriter::try_new(&mut hasher, schema)?;
+    for batch in batches {
+        writer.write(batch)?;
+    }
+    writer.finish()?;
+    drop(writer);
+    Ok(hasher.finalize().into())
+}
+
+/// Checks that `batches` fit `table` (same column names and types, in order; non-nullable
+/// columns without nulls) and rebinds them to the table's schema.
+///
+/// # Errors
+/// [`QueryError::InvalidArgument`] naming both schemas.
+pub fn conform(
+    table: &str,
+    schema: &SchemaRef,
+    batches: Vec<RecordBatch>,
+) -> Result<Vec<RecordBatch>, QueryError> {
+    let describe = |s: &Schema| {
+        s.fields()
+            .iter()
+            .map(|f| format!("{} {}", f.name(), f.data_type()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    batches
+        .into_iter()
+        .map(|batch| {
+            let got = batch.schema();
+            let fits = got.fields().len() == schema.fields().len()
+                && got
+                    .fields()
+                    .iter()
+                    .zip(schema.fields())
+                    .all(|(g, w)| g.name() == w.name() && g.data_type() == w.data_type());
+            if !fits {
+                return Err(QueryError::InvalidArgument(format!(
+                    "schema mismatch: table {table} has columns ({}); the rows have ({})",
+                    describe(schema),
+                    describe(&got)
+                )));
+            }
+            RecordBatch::try_new(schema.clone(), batch.columns().to_vec()).map_err(|e| {
+                QueryError::InvalidArgument(format!("rows do not fit table {table}: {e}"))
+            })
+        })
+        .collect()
+}
+
+/// Casts `batch` column by column to `schema` (same arity), as SQL assignment does.
+fn cast_batch(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, QueryError> {
+    if batch.num_columns() != schema.fields().len() {
+        return Err(QueryError::InvalidArgument(format!(
+            "INSERT supplies {} columns; the table has {}",
+            batch.num_columns(),
+            schema.fields().len()
+        )));
+    }
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(column, field)| arrow::compute::cast(column, field.data_type()))
+        .collect::<Result<Vec<_>, _>>()?;
+    RecordBatch::try_new(schema.clone(), columns)
+        .map_err(|e| QueryError::InvalidArgument(format!("rows do not fit the table: {e}")))
+}
+
+fn random_operation_id() -> String {
+    format!("sql-{:032x}", rand::random::<u128>())
+}
+
+/// A Query replica's engine.
+pub struct Engine {
+    catalog: Arc<Catalog>,
+    datasets: Arc<Datasets>,
+    metasrv: MetasrvClient,
+    key: TicketKey,
+    runtime: Arc<RuntimeEnv>,
+    target_partitions: usize,
+}
+
+impl Engine {
+    /// An engine over `catalog` (fed by `metasrv`) and the datasets under `data_root`.
+    pub fn new(
+        catalog: Arc<Catalog>,
+        metasrv: MetasrvClient,
+        data_root: &str,
+        key: TicketKey,
+    ) -> Self {
+        let target_partitions = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Self {
+            datasets: Arc::new(Datasets::new(data_root, metasrv.clone())),
+            catalog,
+            metasrv,
+            key,
+            runtime: Arc::new(RuntimeEnv::default()),
+            target_partitions,
+        }
+    }
+
+    /// The replica's catalog cache.
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+
+    /// The ticket key.
+    pub fn key(&self) -> &TicketKey {
+        &self.key
+    }
+
+    fn session(&self) -> SessionContext {
+        let config = SessionConfig::new()
+            .with_default_catalog_and_schema(LAKE_CATALOG, DEFAULT_NAMESPACE)
+            .with_create_default_catalog_and_schema(false)
+            .with_information_schema(false)
+            .with_target_partitions(self.target_partitions)
+            // VARCHAR is Utf8, as Flight SQL clients send it, not Utf8View.
+            .set_bool("datafusion.sql_parser.map_string_types_to_utf8view", false);
+        SessionContext::new_with_config_rt(config, self.runtime.clone())
+    }
+
+    /// Resolves the pins of `parsed` (or checks the given ones) against the catalog cache
+    /// and builds a session whose `lake` catalog holds exactly those versions.
+    async fn pinned_session(
+        &self,
+        parsed: &ParsedStatement,
+        given: Option<&[Pin]>,
+        strict: bool,
+    ) -> Result<(SessionContext, Vec<Pin>, u64), QueryError> {
+        for reference in &parsed.tables {
+            if sql::lake_table(reference).is_none() {
+                return Err(QueryError::NotFound(format!(
+                    "catalog of {reference} does not exist; catalogs: [{LAKE_CATALOG}]"
+                )));
+            }
+        }
+        let (resolved, revision) = self.catalog.with_registry(|registry| {
+            let resolved = match given {
+                Some(pins) => pins
+                    .iter()
+                    .map(|pin| {
+                        let table = registry.table_by_id(pin.table_id).ok_or_else(|| {
+                            QueryError::NotFound(format!(
+                                "table {}.{} (id {}) was dropped after the query was planned",
+                                pin.namespace,
+                                sql::split_table_key(&pin.key).0,
+                                pin.table_id
+                            ))
+                        })?;
+                        Ok((pin.clone(), table.clone()))
+                    })
+                    .collect::<Result<Vec<_>, QueryError>>()?,
+                None => resolve_pins(registry, parsed, strict)?,
+            };
+            Ok::<_, QueryError>((resolved, registry.revision()))
+        })?;
+        let ctx = self.session();
+        let lake = Arc::new(MemoryCatalogProvider::new());
+        let mut schemas: BTreeMap<String, Arc<MemorySchemaProvider>> = BTreeMap::new();
+        let namespaces: Vec<String> = self
+            .catalog
+            .with_registry(|r| r.namespaces().map(str::to_string).collect());
+        for ns in namespaces {
+            schemas.insert(ns, Arc::new(MemorySchemaProvider::new()));
+        }
+        let mut pins = Vec::with_capacity(resolved.len());
+        for (pin, table) in resolved {
+            let provider: Arc<dyn TableProvider> = if pin.version == 0 {
+                let schema = schema_from_ipc(&table.meta.schema_ipc)?;
+                Arc::new(EmptyTable::new(Arc::new(schema)))
+            } else {
+                let dataset = self.datasets.open(&table, pin.version).await?;
+                Arc::new(LanceTableProvider::new(dataset, false, false))
+            };
+            let schema = schemas
+                .entry(pin.namespace.clone())
+                .or_insert_with(|| Arc::new(MemorySchemaProvider::new()));
+            schema.register_table(pin.key.clone(), provider)?;
+            pins.push(pin);
+        }
+        for (name, schema) in schemas {
+            lake.register_schema(&name, schema)?;
+        }
+        ctx.register_catalog(LAKE_CATALOG, lake);
+        Ok((ctx, pins, revision))
+    }
+
+    /// Plans `sql` with parameters `params` (one row of values, or none).
+    async fn plan(
+        &self,
+        sql_text: &str,
+        given: Option<&[Pin]>,
+        params: Option<Vec<ScalarValue>>,
+    ) -> Result<(SessionContext, LogicalPlan, Vec<Pin>, u64), QueryError> {
+        let parsed = sql::parse(sql_text)?;
+        let strict = is_read(&parsed.statement);
+        let (ctx, pins, revision) = self.pinned_session(&parsed, given, strict).await?;
+        let mut plan = ctx.state().statement_to_plan(parsed.statement).await?;
+        if let Some(values) = params {
+            plan = plan.with_param_values(values)?;
+        }
+        Ok((ctx, plan, pins, revision))
+    }
+
+    /// Plans (and for writes, executes) one statement. `params` is an Arrow IPC stream of
+    /// parameter rows (base64, as bound by a prepared statement); a read runs once per row.
+    ///
+    /// # Errors
+    /// [`QueryError`] naming what was wrong.
+    pub async fn prepare_statement(
+        &self,
+        sql_text: &str,
+        params: Option<String>,
+    ) -> Result<Planned, QueryError> {
+        let rows = param_rows(params.as_deref())?;
+        let first = rows.first().cloned();
+        let (ctx, plan, pins, revision) = self.plan(sql_text, None, first).await?;
+        if is_write(&plan) {
+            let mut count = 0i64;
+            if rows.is_empty() {
+                count += self.execute_write(&ctx, plan).await?;
+            } else {
+                for row in rows {
+                    let (ctx, plan, _, _) = self.plan(sql_text, None, Some(row)).await?;
+                    count += self.execute_write(&ctx, plan).await?;
+                }
+            }
+            let schema = count_schema();
+            let batch = RecordBatch::try_new(
+                schema.clone(),
+                vec![Arc::new(Int64Array::from(vec![count]))],
+            )?;
+            let ipc = b64(&batches_to_ipc(&schema, &[batch])?);
+            return Ok(Planned::Done {
+                schema,
+                ticket: Sealed::Result { ipc },
+            });
+        }
+        let physical = ctx.state().create_physical_plan(&plan).await?;
+        Ok(Planned::Query {
+            schema: physical.schema(),
+            ticket: Sealed::Query {
+                sql: sql_text.to_string(),
+                pins,
+                params,
+                revision,
+            },
+        })
+    }
+
+    /// Result and parameter schemas of a prepared statement, without executing it.
+    ///
+    /// # Errors
+    /// [`QueryError`] for SQL that does not plan.
+    pub async fn describe_prepared(
+        &self,
+        sql_text: &str,
+    ) -> Result<(SchemaRef, Schema), QueryError> {
+        let (ctx, plan, _, _) = self.plan(sql_text, None, None).await?;
+        let mut types: Vec<(usize, String, Option<DataType>)> = plan
+            .get_parameter_types()?
+            .into_iter()
+            .map(|(name, ty)| {
+                let position = name.trim_start_matches('$').parse().unwrap_or(usize::MAX);
+                (position, name, ty)
+            })
+            .collect();
+        types.sort();
+        let parameters = Schema::new(
+            types
+                .into_iter()
+                .map(|(_, name, ty)| Field::new(name, ty.unwrap_or(DataType::Null), true))
+                .collect::<Vec<_>>(),
+        );
+        let schema = if is_write(&plan) {
+            count_schema()
+        } else if types_known(&plan) {
+            match ctx.state().create_physical_plan(&plan).await {
+                Ok(physical) => physical.schema(),
+                Err(_) => Arc::new(plan.schema().as_arrow().clone()),
+            }
+        } else {
+            Arc::new(plan.schema().as_arrow().clone())
+        };
+        Ok((schema, parameters))
+    }
+
+    /// Executes a sealed ticket: a planned query at exactly its pinned versions, or the
+    /// replay of a write's result.
+    ///
+    /// # Errors
+    /// [`QueryError`]; [`QueryError::NotFound`] when a pinned table was dropped since.
+    pub async fn execute_ticket(
+        &self,
+        sealed: Sealed,
+    ) -> Result<(SchemaRef, SendableRecordBatchStream), QueryError> {
+        match sealed {
+            Sealed::Result { ipc } => {
+                let (schema, batches) = batches_from_ipc(&unb64(&ipc)?)?;
+                let stream = futures::stream::iter(batches.into_iter().map(Ok));
+                Ok((
+                    schema.clone(),
+                    Box::pin(RecordBatchStreamAdapter::new(schema, stream)),
+                ))
+            }
+            Sealed::Query {
+                sql,
+                pins,
+                params,
+                revision,
+            } => {
+                // Another replica may have planned this ticket: catch up to its revision.
+                self.catalog
+                    .wait_for(revision, READ_YOUR_WRITES_TIMEOUT)
+                    .await?;
+                let rows = param_rows(params.as_deref())?;
+                let rows: Vec<Option<Vec<ScalarValue>>> = if rows.is_empty() {
+                    vec![None]
+                } else {
+                    rows.into_iter().map(Some).collect()
+                };
+                let mut streams = Vec::with_capacity(rows.len());
+                let mut schema = None;
+                for row in rows {
+                    let (ctx, plan, _, _) = self.plan(&sql, Some(&pins), row).await?;
+                    if is_write(&plan) {
+                        return Err(QueryError::InvalidArgument(
+                            "ticket does not name a query".into(),
+                        ));
+                    }
+                    let physical = ctx.state().create_physical_plan(&plan).await?;
+                    schema.get_or_insert_with(|| physical.schema());
+                    streams.push(datafusion::physical_plan::execute_stream(
+                        physical,
+                        ctx.task_ctx(),
+                    )?);
+                }
+                let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
+                let stream = futures::stream::iter(streams).flatten();
+                Ok((
+                    schema.clone(),
+                    Box::pin(RecordBatchStreamAdapter::new(schema, stream)),
+                ))
+            }
+            Sealed::Prepared { .. } => Err(QueryError::InvalidArgument(
+                "a prepared statement handle is not a ticket; call GetFlightInfo with it first"
+                    .into(),
+            )),
+        }
+    }
+
+    /// Executes a statement for its effect (Flight SQL `CommandStatementUpdate`); returns
+    /// the rows written (0 for DDL).
+    ///
+    /// # Errors
+    /// [`QueryError::InvalidArgument`] for a query; otherwise as the write fails.
+    pub async fn execute_update(
+        &self,
+        sql_text: &str,
+        params: Option<String>,
+    ) -> Result<i64, QueryError> {
+        let rows = param_rows(params.as_deref())?;
+        let rows: Vec<Option<Vec<ScalarValue>>> = if rows.is_empty() {
+            vec![None]
+        } else {
+            rows.into_iter().map(Some).collect()
+        };
+        let mut count = 0;
+        for row in rows {
+            let (ctx, plan, _, _) = self.plan(sql_text, None, row).await?;
+            if !is_write(&plan) {
+                return Err(QueryError::InvalidArgument(
+                    "this statement returns rows: run it as a query, not an update".into(),
+                ));
+            }
+            count += self.execute_write(&ctx, plan).await?;
+        }
+        Ok(count)
+    }
+
+    async fn execute_write(
+        &self,
+        ctx: &SessionContext,
+        plan: LogicalPlan,
+    ) -> Result<i64, QueryError> {
+        match plan {
+            LogicalPlan::Ddl(ddl) => self.execute_ddl(ctx, ddl).await.map(|()| 0),
+            LogicalPlan::Dml(DmlStatement {
+                table_name,
+                op: WriteOp::Insert(InsertOp::Append),
+                input,
+                ..
+            }) => {
+                let (namespace, key) = sql::lake_table(&table_name).ok_or_else(|| {
+                    QueryError::Unsupported(format!("cannot insert into {table_name}"))
+                })?;
+                let (name, spec) = sql::split_table_key(&key);
+                if spec != lake_core::VersionSpec::Latest {
+                    return Err(QueryError::InvalidArgument(
+                        "INSERT cannot target a past version of a table".into(),
+                    ));
+                }
+                let meta = self.table_meta(&namespace, name)?;
+                let batches = ctx
+                    .execute_logical_plan((*input).clone())
+                    .await?
+                    .collect()
+                    .await?;
+                // SQL assigns by position; bound parameters may still carry their own types.
+                let schema = Arc::new(schema_from_ipc(&meta.schema_ipc)?);
+                let batches = batches
+                    .iter()
+                    .map(|b| cast_batch(b, &schema))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let committed = self
+                    .append(&meta, batches, Some(random_operation_id()))
+                    .await?;
+                Ok(i64::try_from(committed.1).unwrap_or(i64::MAX))
+            }
+            LogicalPlan::Dml(DmlStatement { op, .. }) => Err(QueryError::Unsupported(format!(
+                "{op} on Lake tables; Lake tables take INSERT INTO … VALUES / SELECT and appends"
+            ))),
+            other => Err(QueryError::Unsupported(format!(
+                "statement {}",
+                other.display()
+            ))),
+        }
+    }
+
+    async fn execute_ddl(&self, ctx: &SessionContext, ddl: DdlStatement) -> Result<(), QueryError> {
+        match ddl {
+            DdlStatement::CreateCatalogSchema(create) => {
+                let namespace = namespace_of(&create.schema_name)?;
+                match self.metasrv.create_namespace(&namespace).await {
+                    Ok(revision) => self.await_revision(revision).await,
+                    Err(e) if e.is_already_exists() && create.if_not_exists => Ok(()),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            DdlStatement::DropCatalogSchema(drop) => {
+                if drop.cascade {
+                    return Err(QueryError::Unsupported(
+                        "DROP SCHEMA … CASCADE; drop the tables first".into(),
+                    ));
+                }
+                let namespace = namespace_of(&drop.name.to_string())?;
+                match self.metasrv.drop_namespace(&namespace).await {
+                    Ok(revision) => self.await_revision(revision).await,
+                    Err(e) if e.is_not_found() && drop.if_exists => Ok(()),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            DdlStatement::CreateMemoryTable(create) => {
+                if create.or_replace {
+                    return Err(QueryError::Unsupported("CREATE OR REPLACE TABLE".into()));
+                }
+                let (namespace, name) = sql::lake_table(&create.name).ok_or_else(|| {
+                    QueryError::Unsupported(format!("cannot create {}", create.name))
+                })?;
+                let schema: SchemaRef = Arc::new(create.input.schema().as_arrow().clone());
+                let rows = match create.input.as_ref() {
+                    LogicalPlan::EmptyRelation(_) => Vec::new(),
+                    input => {
+                        ctx.execute_logical_plan(input.clone())
+                            .await?
+                            .collect()
+                            .await?
+                    }
+                };
+                match self.create_table(&namespace, &name, schema, rows).await {
+                    Err(QueryError::Metasrv(e))
+                        if e.is_already_exists() && create.if_not_exists =>
+                    {
+                        Ok(())
+                    }
+                    other => other.map(|_| ()),
+                }
+            }
+            DdlStatement::DropTable(drop) => {
+                let (namespace, name) = sql::lake_table(&drop.name)
+                    .ok_or_else(|| QueryError::Unsupported(format!("cannot drop {}", drop.name)))?;
+                match self.metasrv.drop_table(&namespace, &name).await {
+                    Ok(revision) => self.await_revision(revision).await,
+                    Err(e) if e.is_not_found() && drop.if_exists => Ok(()),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            other => Err(QueryError::Unsupported(format!(
+                "{}; Lake supports CREATE/DROP SCHEMA and CREATE/DROP TABLE",
+                other.name()
+            ))),
+        }
+    }
+
+    async fn await_revision(&self, revision: u64) -> Result<(), QueryError> {
+        self.catalog
+            .wait_for(revision, READ_YOUR_WRITES_TIMEOUT)
+            .await
+    }
+
+    /// The registry entry of `namespace.name` from the cache.
+    ///
+    /// # Errors
+    /// [`QueryError::NotFound`] naming the tables that exist.
+    pub fn table_meta(&self, namespace: &str, name: &str) -> Result<TableMeta, QueryError> {
+        self.catalog
+            .with_registry(|r| lookup(r, namespace, name).map(|t| t.meta.clone()))
+    }
+
+    /// Creates `namespace.name` with `schema` and writes `rows` (possibly none) as its
+    /// first version. Returns the table and the revision of the last change.
+    ///
+    /// # Errors
+    /// Metasrv's refusal (namespace missing, table exists, bad name) or Lance's failure.
+    pub async fn create_table(
+        &self,
+        namespace: &str,
+        name: &str,
+        schema: SchemaRef,
+        rows: Vec<RecordBatch>,
+    ) -> Result<(TableMeta, u64), QueryError> {
+        // Lance keeps field metadata and nullability; drop schema-level metadata.
+        let schema = Arc::new(Schema::new(schema.fields().clone()));
+        let (meta, revision) = self
+            .metasrv
+            .create_table(namespace, name, schema_to_ipc(&schema)?)
+            .await?;
+        let rows = conform(&format!("{namespace}.{name}"), &schema, rows)?;
+        let committed = self.datasets.append(&meta, schema, rows, None).await?;
+        self.await_revision(committed.revision.max(revision))
+            .await?;
+        Ok((meta, committed.revision.max(revision)))
+    }
+
+    /// Appends `batches` to the table as one version, idempotently under `operation_id`.
+    /// Returns the commit and the number of rows.
+    ///
+    /// # Errors
+    /// Schema mismatch, operation id reused with another payload, table dropped.
+    pub async fn append(
+        &self,
+        meta: &TableMeta,
+        batches: Vec<RecordBatch>,
+        operation_id: Option<String>,
+    ) -> Result<(Committed, u64), QueryError> {
+        let schema = Arc::new(schema_from_ipc(&meta.schema_ipc)?);
+        let table = format!("{}.{}", meta.namespace, meta.name);
+        let batches = conform(&table, &schema, batches)?;
+        let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
+        let operation = match operation_id {
+            Some(id) => Some((id, payload_digest(&schema, &batches)?)),
+            None => None,
+        };
+        let committed = self
+            .datasets
+            .append(meta, schema, batches, operation)
+            .await?;
+        self.await_revision(committed.revision).await?;
+        Ok((committed, rows))
+    }
+
+    /// Namespaces, sorted.
+    pub fn namespaces(&self) -> Vec<String> {
+        self.catalog
+            .with_registry(|r| r.namespaces().map(str::to_string).collect())
+    }
+
+    /// Tables as (namespace, name, schema), sorted.
+    ///
+    /// # Errors
+    /// [`QueryError::InvalidArgument`] if a stored schema does not decode.
+    pub fn tables(&self) -> Result<Vec<(String, String, Schema)>, QueryError> {
+        let metas: Vec<TableMeta> = self.catalog.with_registry(|r| {
+            let mut metas: Vec<TableMeta> = r.tables().map(|t| t.meta.clone()).collect();
+            metas.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+            metas
+        });
+        metas
+            .into_iter()
+            .map(|m| Ok((m.namespace, m.name, schema_from_ipc(&m.schema_ipc)?)))
+            .collect()
+    }
+
+    /// Decodes rows of parameters and runs a sealed prepared statement's SQL for planning.
+    ///
+    /// # Errors
+    /// As [`Self::prepare_statement`].
+    pub async fn collect_params(
+        stream: impl futures::Stream<Item = Result<RecordBatch, QueryError>>,
+    ) -> Result<Option<String>, QueryError> {
+        let batches: Vec<RecordBatch> = stream.try_collect().await?;
+        let Some(first) = batches.first() else {
+            return Ok(None);
+        };
+        let schema = first.schema();
+        Ok(Some(b64(&batches_to_ipc(&schema, &batches)?)))
+    }
+}
+
+fn lookup<'a>(
+    registry: &'a Registry,
+    namespace: &str,
+    name: &str,
+) -> Result<&'a Arc<TableState>, QueryError> {
+    if !registry.has_namespace(namespace) {
+        return Err(QueryError::NotFound(format!(
+            "namespace {LAKE_CATALOG}.{namespace} does not exist; namespaces: [{}]",
+            registry.namespaces().collect::<Vec<_>>().join(", ")
+        )));
+    }
+    registry.table(namespace, name).ok_or_else(|| {
+        QueryError::NotFound(format!(
+            "table {LAKE_CATALOG}.{namespace}.{name} does not exist; tables in {namespace}: [{}]",
+            registry
+                .tables_in(namespace)
+                .map(|t| t.meta.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
+}
+
+fn resolve_pins(
+    registry: &Registry,
+    parsed: &ParsedStatement,
+    strict: bool,
+) -> Result<Vec<(Pin, Arc<TableState>)>, QueryError> {
+    let mut out: Vec<(Pin, Arc<TableState>)> = Vec::new();
+    for reference in &parsed.tables {
+        let Some((namespace, key)) = sql::lake_table(reference) else {
+            continue;
+        };
+        if out
+            .iter()
+            .any(|(p, _)| p.namespace == namespace && p.key == key)
+        {
+            continue;
+        }
+        let (name, spec) = sql::split_table_key(&key);
+        let table = match lookup(registry, &namespace, name) {
+            Ok(t) => t,
+            Err(e) if strict => return Err(e),
+            Err(_) => continue,
+        };
+        let version = resolve_version(
+            &format!("{LAKE_CATALOG}.{namespace}.{name}"),
+            &table.versions,
+            spec,
+        )
+        .map_err(|e| QueryError::NotFound(e.to_string()))?;
+        out.push((
+            Pin {
+                namespace,
+                key: key.clone(),
+                table_id: table.meta.id,
+                version,
+            },
+            table.clone(),
+        ));
+    }
+    Ok(out)
+}
+
+fn namespace_of(name: &str) -> Result<String, QueryError> {
+    let parts: Vec<&str> = name.split('.').collect();
+    match parts.as_slice() {
+        [ns] => Ok(ns.trim_matches('"').to_string()),
+        [catalog, ns] if catalog.trim_matches('"') == LAKE_CATALOG => {
+            Ok(ns.trim_matches('"').to_string())
+        }
+        _ => Err(QueryError::NotFound(format!(
+            "cannot use schema {name}: schemas live in catalog {LAKE_CATALOG} (write {LAKE_CATALOG}.name or name)"
+        ))),
+    }
+}
+
+fn is_read(statement: &datafusion::sql::parser::Statement) -> bool {
+    use datafusion::sql::sqlparser::ast::Statement as Ast;
+    match statement {
+        datafusion::sql::parser::Statement::Statement(s) => {
+            matches!(
+                s.as_ref(),
+                Ast::Query(_) | Ast::Insert(_) | Ast::Explain { .. }
+            )
+        }
+        datafusion::sql::parser::Statement::Explain(_) => true,
+        _ => false,
+    }
+}
+
+fn is_write(plan: &LogicalPlan) -> bool {
+    matches!(
+        plan,
+        LogicalPlan::Ddl(_)
+            | LogicalPlan::Dml(_)
+            | LogicalPlan::Statement(_)
+            | LogicalPlan::Copy(_)
+    )
+}
+
+fn types_known(plan: &LogicalPlan) -> bool {
+    plan.get_parameter_types()
+        .map(|types| types.values().all(Option::is_some))
+        .unwrap_or(false)
+}
+
+/// Rows of parameter values from a base64 IPC stream.
+fn param_rows(params: Option<&str>) -> Result<Vec<Vec<ScalarValue>>, QueryError> {
+    let Some(params) = params else {
+        return Ok(Vec::new());
+    };
+    let (_, batches) = batches_from_ipc(&unb64(params)?)?;
+    let mut rows = Vec::new();
+    for batch in batches {
+        for row in 0..batch.num_rows() {
+            let values = batch
+                .columns()
+                .iter()
+                .map(|column| ScalarValue::try_from_array(column, row))
+                .collect::<Result<Vec<_>, _>>()?;
+            rows.push(values);
+        }
+    }
+    Ok(rows)
+}

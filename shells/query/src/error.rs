@@ -1,0 +1,94 @@
+//! The Query crate's error enum and its mapping to Flight (gRPC) statuses.
+
+use datafusion::error::DataFusionError;
+use lake_metasrv::MetasrvError;
+use tonic::Status;
+
+/// Errors of a Query replica. Each maps to a gRPC status whose message says what was
+/// wrong and what is allowed.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    /// The SQL text did not parse or plan.
+    #[error("SQL error: {0}")]
+    Sql(String),
+    /// A statement or request that is well formed but not supported.
+    #[error("not supported: {0}")]
+    Unsupported(String),
+    /// A table, namespace or catalog that does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// Input that does not fit (schema mismatch, bad parameter, bad ticket, …).
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// The same operation id was used with a different payload.
+    #[error("{0}")]
+    Conflict(String),
+    /// A request larger than the server accepts.
+    #[error("{0}")]
+    TooLarge(String),
+    /// Metasrv refused or failed.
+    #[error(transparent)]
+    Metasrv(#[from] MetasrvError),
+    /// Lance failed to read or write a dataset.
+    #[error("lance: {0}")]
+    Lance(String),
+    /// DataFusion failed while executing.
+    #[error("execution: {0}")]
+    Execution(String),
+    /// A wait (read-your-writes, commit) ran out of time.
+    #[error("{0}")]
+    Timeout(String),
+}
+
+impl From<DataFusionError> for QueryError {
+    fn from(e: DataFusionError) -> Self {
+        match e {
+            DataFusionError::SQL(e, _) => Self::Sql(e.to_string()),
+            DataFusionError::Plan(m) => Self::Sql(m),
+            DataFusionError::SchemaError(e, _) => Self::Sql(e.to_string()),
+            DataFusionError::NotImplemented(m) => Self::Unsupported(m),
+            DataFusionError::External(inner) => match inner.downcast::<QueryError>() {
+                Ok(q) => *q,
+                Err(other) => Self::Execution(other.to_string()),
+            },
+            DataFusionError::Context(context, inner) => match Self::from(*inner) {
+                Self::Execution(m) => Self::Execution(format!("{context}: {m}")),
+                other => other,
+            },
+            other => Self::Execution(other.to_string()),
+        }
+    }
+}
+
+impl From<arrow::error::ArrowError> for QueryError {
+    fn from(e: arrow::error::ArrowError) -> Self {
+        Self::InvalidArgument(format!("arrow: {e}"))
+    }
+}
+
+impl From<QueryError> for DataFusionError {
+    fn from(e: QueryError) -> Self {
+        DataFusionError::External(Box::new(e))
+    }
+}
+
+impl From<QueryError> for Status {
+    fn from(e: QueryError) -> Self {
+        let message = e.to_string();
+        match e {
+            QueryError::Sql(_) | QueryError::InvalidArgument(_) => {
+                Status::invalid_argument(message)
+            }
+            QueryError::Unsupported(_) => Status::unimplemented(message),
+            QueryError::NotFound(_) => Status::not_found(message),
+            QueryError::Conflict(_) => Status::already_exists(message),
+            QueryError::TooLarge(_) => Status::resource_exhausted(message),
+            QueryError::Timeout(_) => Status::deadline_exceeded(message),
+            QueryError::Metasrv(m) => {
+                let status = Status::from(m);
+                Status::new(status.code(), status.message().to_string())
+            }
+            QueryError::Lance(_) | QueryError::Execution(_) => Status::internal(message),
+        }
+    }
+}

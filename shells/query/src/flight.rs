@@ -1,0 +1,534 @@
+//! The Arrow Flight SQL service of a Query replica.
+//!
+//! Follows the Flight SQL protocol (`FlightSql.proto`, arrow-rs `FlightSqlService`):
+//! statements and prepared statements are planned in `GetFlightInfo` and served by `DoGet`
+//! from a sealed ticket that pins every table version, so any replica can serve it; handles
+//! of prepared statements are sealed and stateless too (`DoPut` with parameters returns an
+//! updated handle). Endpoints carry no location: "this connection".
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use arrow::datatypes::Schema;
+use arrow_flight::decode::FlightRecordBatchStream;
+use arrow_flight::encode::FlightDataEncoderBuilder;
+use arrow_flight::error::FlightError;
+use arrow_flight::flight_service_server::FlightService;
+use arrow_flight::sql::metadata::{SqlInfoData, SqlInfoDataBuilder};
+use arrow_flight::sql::server::{FlightSqlService, PeekableFlightDataStream};
+use arrow_flight::sql::{
+    ActionClosePreparedStatementRequest, ActionCreatePreparedStatementRequest,
+    ActionCreatePreparedStatementResult, Any, CommandGetCatalogs, CommandGetDbSchemas,
+    CommandGetSqlInfo, CommandGetTableTypes, CommandGetTables, CommandPreparedStatementQuery,
+    CommandPreparedStatementUpdate, CommandStatementIngest, CommandStatementQuery,
+    CommandStatementUpdate, DoPutPreparedStatementResult, ProstMessageExt, SqlInfo,
+    TableExistsOption, TableNotExistOption, TicketStatementQuery,
+};
+use arrow_flight::{
+    FlightDescriptor, FlightEndpoint, FlightInfo, HandshakeRequest, HandshakeResponse, IpcMessage,
+    PutResult, SchemaAsIpc, Ticket,
+};
+use futures::{Stream, StreamExt, TryStreamExt};
+use lake_sdk::wire::{AppendResult, CommandAppend, INGEST_OPERATION_ID_OPTION};
+use prost::Message;
+use tonic::{Request, Response, Status, Streaming};
+
+use crate::QueryError;
+use crate::engine::{Engine, Planned};
+use crate::sql::LAKE_CATALOG;
+use crate::ticket::Sealed;
+
+/// Largest request body (DoPut payload, SQL) accepted, in bytes.
+pub const REQUEST_BYTES_MAX: usize = 256 << 20;
+
+/// The Flight SQL service.
+#[derive(Clone)]
+pub struct LakeFlightService {
+    engine: Arc<Engine>,
+    sql_info: Arc<SqlInfoData>,
+}
+
+impl LakeFlightService {
+    /// A service over `engine`.
+    ///
+    /// # Errors
+    /// [`QueryError::Execution`] if the static SqlInfo table cannot be built.
+    pub fn new(engine: Arc<Engine>) -> Result<Self, QueryError> {
+        let mut info = SqlInfoDataBuilder::new();
+        info.append(SqlInfo::FlightSqlServerName, "Lake");
+        info.append(SqlInfo::FlightSqlServerVersion, env!("CARGO_PKG_VERSION"));
+        info.append(SqlInfo::FlightSqlServerArrowVersion, "58.4.1");
+        info.append(SqlInfo::FlightSqlServerReadOnly, false);
+        info.append(SqlInfo::FlightSqlServerSql, true);
+        info.append(SqlInfo::FlightSqlServerSubstrait, false);
+        info.append(SqlInfo::FlightSqlServerTransaction, 0i32);
+        info.append(SqlInfo::FlightSqlServerCancel, false);
+        info.append(SqlInfo::FlightSqlServerStatementTimeout, 0i32);
+        info.append(SqlInfo::FlightSqlServerTransactionTimeout, 0i32);
+        info.append(SqlInfo::SqlDdlCatalog, false);
+        info.append(SqlInfo::SqlDdlSchema, true);
+        info.append(SqlInfo::SqlDdlTable, true);
+        info.append(SqlInfo::SqlIdentifierQuoteChar, "\"");
+        info.append(SqlInfo::SqlQuotedIdentifierCase, 0i32);
+        let sql_info = info
+            .build()
+            .map_err(|e| QueryError::Execution(format!("sql info: {e}")))?;
+        Ok(Self {
+            engine,
+            sql_info: Arc::new(sql_info),
+        })
+    }
+
+    /// The tonic service, with message size limits set.
+    pub fn into_server(self) -> arrow_flight::flight_service_server::FlightServiceServer<Self> {
+        arrow_flight::flight_service_server::FlightServiceServer::new(self)
+            .max_decoding_message_size(REQUEST_BYTES_MAX)
+            .max_encoding_message_size(REQUEST_BYTES_MAX)
+    }
+
+    fn flight_info(
+        &self,
+        schema: &Schema,
+        ticket: Vec<u8>,
+        descriptor: FlightDescriptor,
+    ) -> Result<FlightInfo, Status> {
+        let endpoint = FlightEndpoint::new().with_ticket(Ticket::new(ticket));
+        FlightInfo::new()
+            .try_with_schema(schema)
+            .map_err(|e| Status::internal(e.to_string()))
+            .map(|info| {
+                info.with_endpoint(endpoint)
+                    .with_descriptor(descriptor)
+                    .with_ordered(true)
+            })
+    }
+
+    fn sealed_ticket(&self, sealed: &Sealed) -> Vec<u8> {
+        TicketStatementQuery {
+            statement_handle: self.engine.key().seal(sealed).into(),
+        }
+        .as_any()
+        .encode_to_vec()
+    }
+
+    async fn statement_info(
+        &self,
+        sql: &str,
+        params: Option<String>,
+        descriptor: FlightDescriptor,
+    ) -> Result<Response<FlightInfo>, Status> {
+        let planned = self.engine.prepare_statement(sql, params).await?;
+        let (schema, ticket) = match planned {
+            Planned::Query { schema, ticket } | Planned::Done { schema, ticket } => {
+                (schema, ticket)
+            }
+        };
+        let info = self.flight_info(&schema, self.sealed_ticket(&ticket), descriptor)?;
+        Ok(Response::new(info))
+    }
+
+    /// Info for a metadata command: the schema, and the command itself as the ticket.
+    fn metadata_info(
+        &self,
+        schema: &Schema,
+        command: Any,
+        descriptor: FlightDescriptor,
+    ) -> Result<Response<FlightInfo>, Status> {
+        Ok(Response::new(self.flight_info(
+            schema,
+            command.encode_to_vec(),
+            descriptor,
+        )?))
+    }
+
+    fn prepared_sql(&self, handle: &[u8]) -> Result<(String, Option<String>), Status> {
+        match self.engine.key().open(handle)? {
+            Sealed::Prepared { sql, params } => Ok((sql, params)),
+            _ => Err(Status::invalid_argument(
+                "not a prepared statement handle of this server",
+            )),
+        }
+    }
+}
+
+type DoGetStream = <LakeFlightService as FlightService>::DoGetStream;
+
+fn batch_stream(
+    schema: Arc<Schema>,
+    batches: impl Stream<Item = Result<arrow::record_batch::RecordBatch, QueryError>> + Send + 'static,
+) -> Response<DoGetStream> {
+    let batches = batches.map_err(|e| FlightError::Tonic(Box::new(Status::from(e))));
+    let stream = FlightDataEncoderBuilder::new()
+        .with_schema(schema)
+        .build(batches)
+        .map_err(Status::from);
+    Response::new(Box::pin(stream))
+}
+
+fn one_batch(batch: arrow::record_batch::RecordBatch) -> Response<DoGetStream> {
+    let schema = batch.schema();
+    batch_stream(schema, futures::stream::iter([Ok(batch)]))
+}
+
+fn arrow_status(e: arrow::error::ArrowError) -> Status {
+    Status::internal(e.to_string())
+}
+
+/// Decodes the Arrow rows of a DoPut.
+fn put_batches(
+    request: Request<PeekableFlightDataStream>,
+) -> impl Stream<Item = Result<arrow::record_batch::RecordBatch, QueryError>> {
+    let flight = request
+        .into_inner()
+        .map_err(|status| FlightError::Tonic(Box::new(status)));
+    FlightRecordBatchStream::new_from_flight_data(flight).map_err(|e| match e {
+        FlightError::Tonic(status) => QueryError::InvalidArgument(status.message().to_string()),
+        other => QueryError::InvalidArgument(format!("malformed Arrow data in DoPut: {other}")),
+    })
+}
+
+/// Collects the batches of a DoPut along with their schema (also when there are none).
+async fn collect_put(
+    request: Request<PeekableFlightDataStream>,
+) -> Result<(Option<Arc<Schema>>, Vec<arrow::record_batch::RecordBatch>), QueryError> {
+    let flight = request
+        .into_inner()
+        .map_err(|status| FlightError::Tonic(Box::new(status)));
+    let mut stream = FlightRecordBatchStream::new_from_flight_data(flight);
+    let mut batches = Vec::new();
+    let mut bytes = 0usize;
+    while let Some(batch) = stream.next().await {
+        let batch = batch.map_err(|e| match e {
+            FlightError::Tonic(status) => QueryError::InvalidArgument(status.message().to_string()),
+            other => QueryError::InvalidArgument(format!("malformed Arrow data in DoPut: {other}")),
+        })?;
+        bytes += batch.get_array_memory_size();
+        if bytes > REQUEST_BYTES_MAX {
+            return Err(QueryError::TooLarge(format!(
+                "append payload exceeds {REQUEST_BYTES_MAX} bytes; split it into several appends"
+            )));
+        }
+        batches.push(batch);
+    }
+    let schema = stream.schema().cloned();
+    Ok((schema, batches))
+}
+
+#[tonic::async_trait]
+impl FlightSqlService for LakeFlightService {
+    type FlightService = LakeFlightService;
+
+    async fn do_handshake(
+        &self,
+        _request: Request<Streaming<HandshakeRequest>>,
+    ) -> Result<
+        Response<Pin<Box<dyn Stream<Item = Result<HandshakeResponse, Status>> + Send>>>,
+        Status,
+    > {
+        // No authentication in the embedded server: accept and return an empty token.
+        let response = HandshakeResponse {
+            protocol_version: 0,
+            payload: Default::default(),
+        };
+        Ok(Response::new(Box::pin(futures::stream::iter([Ok(
+            response,
+        )]))))
+    }
+
+    async fn get_flight_info_statement(
+        &self,
+        query: CommandStatementQuery,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        self.statement_info(&query.query, None, request.into_inner())
+            .await
+    }
+
+    async fn get_flight_info_prepared_statement(
+        &self,
+        cmd: CommandPreparedStatementQuery,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        let (sql, params) = self.prepared_sql(&cmd.prepared_statement_handle)?;
+        self.statement_info(&sql, params, request.into_inner())
+            .await
+    }
+
+    async fn do_get_statement(
+        &self,
+        ticket: TicketStatementQuery,
+        _request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        let sealed = self.engine.key().open(&ticket.statement_handle)?;
+        let (schema, stream) = self.engine.execute_ticket(sealed).await?;
+        Ok(batch_stream(schema, stream.map_err(QueryError::from)))
+    }
+
+    async fn get_flight_info_catalogs(
+        &self,
+        query: CommandGetCatalogs,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        let schema = query.into_builder().schema();
+        self.metadata_info(&schema, query.as_any(), request.into_inner())
+    }
+
+    async fn do_get_catalogs(
+        &self,
+        query: CommandGetCatalogs,
+        _request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        let mut builder = query.into_builder();
+        builder.append(LAKE_CATALOG);
+        Ok(one_batch(builder.build().map_err(Status::from)?))
+    }
+
+    async fn get_flight_info_schemas(
+        &self,
+        query: CommandGetDbSchemas,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        let schema = query.clone().into_builder().schema();
+        self.metadata_info(&schema, query.as_any(), request.into_inner())
+    }
+
+    async fn do_get_schemas(
+        &self,
+        query: CommandGetDbSchemas,
+        _request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        let mut builder = query.into_builder();
+        for namespace in self.engine.namespaces() {
+            builder.append(LAKE_CATALOG, namespace);
+        }
+        Ok(one_batch(builder.build().map_err(Status::from)?))
+    }
+
+    async fn get_flight_info_tables(
+        &self,
+        query: CommandGetTables,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        let schema = query.clone().into_builder().schema();
+        self.metadata_info(&schema, query.as_any(), request.into_inner())
+    }
+
+    async fn do_get_tables(
+        &self,
+        query: CommandGetTables,
+        _request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        let mut builder = query.into_builder();
+        for (namespace, name, schema) in self.engine.tables()? {
+            builder
+                .append(LAKE_CATALOG, namespace, name, "TABLE", &schema)
+                .map_err(Status::from)?;
+        }
+        Ok(one_batch(builder.build().map_err(Status::from)?))
+    }
+
+    async fn get_flight_info_table_types(
+        &self,
+        query: CommandGetTableTypes,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        let schema = query.into_builder().schema();
+        self.metadata_info(&schema, query.as_any(), request.into_inner())
+    }
+
+    async fn do_get_table_types(
+        &self,
+        query: CommandGetTableTypes,
+        _request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        let mut builder = query.into_builder();
+        builder.append("TABLE");
+        Ok(one_batch(builder.build().map_err(Status::from)?))
+    }
+
+    async fn get_flight_info_sql_info(
+        &self,
+        query: CommandGetSqlInfo,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        let schema = query.clone().into_builder(&self.sql_info).schema();
+        self.metadata_info(&schema, query.as_any(), request.into_inner())
+    }
+
+    async fn do_get_sql_info(
+        &self,
+        query: CommandGetSqlInfo,
+        _request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        let batch = query
+            .into_builder(&self.sql_info)
+            .build()
+            .map_err(Status::from)?;
+        Ok(one_batch(batch))
+    }
+
+    async fn do_put_statement_update(
+        &self,
+        ticket: CommandStatementUpdate,
+        _request: Request<PeekableFlightDataStream>,
+    ) -> Result<i64, Status> {
+        Ok(self.engine.execute_update(&ticket.query, None).await?)
+    }
+
+    async fn do_put_prepared_statement_update(
+        &self,
+        query: CommandPreparedStatementUpdate,
+        request: Request<PeekableFlightDataStream>,
+    ) -> Result<i64, Status> {
+        let (sql, bound) = self.prepared_sql(&query.prepared_statement_handle)?;
+        // Parameters may come with this DoPut or from an earlier bind.
+        let params = Engine::collect_params(put_batches(request))
+            .await?
+            .or(bound);
+        Ok(self.engine.execute_update(&sql, params).await?)
+    }
+
+    async fn do_put_prepared_statement_query(
+        &self,
+        query: CommandPreparedStatementQuery,
+        request: Request<PeekableFlightDataStream>,
+    ) -> Result<DoPutPreparedStatementResult, Status> {
+        let (sql, _) = self.prepared_sql(&query.prepared_statement_handle)?;
+        let params = Engine::collect_params(put_batches(request)).await?;
+        let handle = self.engine.key().seal(&Sealed::Prepared { sql, params });
+        Ok(DoPutPreparedStatementResult {
+            prepared_statement_handle: Some(handle.into()),
+        })
+    }
+
+    async fn do_put_statement_ingest(
+        &self,
+        command: CommandStatementIngest,
+        request: Request<PeekableFlightDataStream>,
+    ) -> Result<i64, Status> {
+        if command.temporary {
+            return Err(Status::unimplemented("temporary tables are not supported"));
+        }
+        if command.transaction_id.is_some() {
+            return Err(Status::unimplemented("transactions are not supported"));
+        }
+        if let Some(catalog) = &command.catalog
+            && catalog != LAKE_CATALOG
+        {
+            return Err(Status::not_found(format!(
+                "catalog {catalog} does not exist; catalogs: [{LAKE_CATALOG}]"
+            )));
+        }
+        let namespace = command
+            .schema
+            .clone()
+            .unwrap_or_else(|| crate::sql::DEFAULT_NAMESPACE.to_string());
+        let options = command.table_definition_options.unwrap_or_default();
+        let (schema, batches) = collect_put(request).await?;
+        let schema = schema
+            .ok_or_else(|| Status::invalid_argument("ingest carried no Arrow schema message"))?;
+        let rows: i64 = batches.iter().map(|b| b.num_rows() as i64).sum();
+        let operation_id = command.options.get(INGEST_OPERATION_ID_OPTION).cloned();
+        let existing = self.engine.table_meta(&namespace, &command.table);
+        match existing {
+            Ok(meta) => match TableExistsOption::try_from(options.if_exists) {
+                Ok(TableExistsOption::Append) => {
+                    self.engine.append(&meta, batches, operation_id).await?;
+                    Ok(rows)
+                }
+                Ok(TableExistsOption::Replace) => Err(Status::unimplemented(
+                    "ingest with if_exists = replace is not supported; drop the table first",
+                )),
+                _ => Err(Status::already_exists(format!(
+                    "table {LAKE_CATALOG}.{namespace}.{} already exists (ingest with if_exists = append to add rows)",
+                    command.table
+                ))),
+            },
+            Err(QueryError::NotFound(message)) => {
+                match TableNotExistOption::try_from(options.if_not_exist) {
+                    Ok(TableNotExistOption::Create) => {
+                        let batches: Vec<_> =
+                            batches.into_iter().filter(|b| b.num_rows() > 0).collect();
+                        self.engine
+                            .create_table(&namespace, &command.table, schema, batches)
+                            .await?;
+                        Ok(rows)
+                    }
+                    _ => Err(Status::not_found(message)),
+                }
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn do_put_fallback(
+        &self,
+        request: Request<PeekableFlightDataStream>,
+        message: Any,
+    ) -> Result<Response<<Self as FlightService>::DoPutStream>, Status> {
+        if message.type_url != CommandAppend::TYPE_URL {
+            return Err(Status::unimplemented(format!(
+                "DoPut command {} is not supported",
+                message.type_url
+            )));
+        }
+        let command = CommandAppend::decode(message.value.as_ref())
+            .map_err(|e| Status::invalid_argument(format!("malformed CommandAppend: {e}")))?;
+        if command.operation_id.is_empty() {
+            return Err(Status::invalid_argument(
+                "CommandAppend needs an operation_id (any unique string, reused on retry)",
+            ));
+        }
+        let meta = self.engine.table_meta(&command.namespace, &command.table)?;
+        let (_, batches) = collect_put(request).await?;
+        let (committed, rows) = self
+            .engine
+            .append(&meta, batches, Some(command.operation_id))
+            .await?;
+        let result = AppendResult {
+            version: committed.version,
+            revision: committed.revision,
+            rows,
+            replayed: committed.replayed,
+        };
+        let output = futures::stream::iter([Ok(PutResult {
+            app_metadata: result.encode_to_vec().into(),
+        })]);
+        Ok(Response::new(Box::pin(output)))
+    }
+
+    async fn do_action_create_prepared_statement(
+        &self,
+        query: ActionCreatePreparedStatementRequest,
+        _request: Request<arrow_flight::Action>,
+    ) -> Result<ActionCreatePreparedStatementResult, Status> {
+        let (schema, parameters) = self.engine.describe_prepared(&query.query).await?;
+        let options = arrow::ipc::writer::IpcWriteOptions::default();
+        let IpcMessage(dataset_schema) = SchemaAsIpc::new(&schema, &options)
+            .try_into()
+            .map_err(arrow_status)?;
+        let IpcMessage(parameter_schema) = SchemaAsIpc::new(&parameters, &options)
+            .try_into()
+            .map_err(arrow_status)?;
+        let handle = self.engine.key().seal(&Sealed::Prepared {
+            sql: query.query,
+            params: None,
+        });
+        Ok(ActionCreatePreparedStatementResult {
+            prepared_statement_handle: handle.into(),
+            dataset_schema,
+            parameter_schema,
+        })
+    }
+
+    async fn do_action_close_prepared_statement(
+        &self,
+        _query: ActionClosePreparedStatementRequest,
+        _request: Request<arrow_flight::Action>,
+    ) -> Result<(), Status> {
+        // Handles are stateless: nothing to release.
+        Ok(())
+    }
+
+    async fn register_sql_info(&self, _id: i32, _result: &SqlInfo) {}
+}

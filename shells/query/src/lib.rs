@@ -1,0 +1,41 @@
+//! Lake Query replica: Arrow Flight SQL over DataFusion with the `lake` catalog of Lance
+//! tables.
+//!
+//! * [`catalog::Catalog`]: the catalog cache, fed by Metasrv's change stream.
+//! * [`engine::Engine`]: pins snapshots, plans with DataFusion, executes reads, and writes
+//!   through Lance with Metasrv's compare-and-swap ([`dataset`]).
+//! * [`flight::LakeFlightService`]: the Flight SQL surface.
+//! * [`serve`]: runs the service on a listener.
+
+pub mod catalog;
+pub mod dataset;
+pub mod engine;
+mod error;
+pub mod flight;
+pub mod sql;
+pub mod ticket;
+
+use std::sync::Arc;
+
+pub use engine::Engine;
+pub use error::QueryError;
+pub use flight::LakeFlightService;
+pub use ticket::TicketKey;
+
+/// Serves Flight SQL for `engine` on `listener` until `shutdown` resolves.
+///
+/// # Errors
+/// [`QueryError::Execution`] when the transport fails.
+pub async fn serve(
+    engine: Arc<Engine>,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), QueryError> {
+    let service = LakeFlightService::new(engine)?;
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    tonic::transport::Server::builder()
+        .add_service(service.into_server())
+        .serve_with_incoming_shutdown(incoming, shutdown)
+        .await
+        .map_err(|e| QueryError::Execution(format!("flight server: {e}")))
+}
