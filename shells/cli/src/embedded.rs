@@ -1,0 +1,150 @@
+//! The embedded all-in-one server: Metasrv on RocksDB (its gRPC on an internal 127.0.0.1
+//! port), a Query replica answering Flight SQL, and tables on the local filesystem.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use lake_metasrv::{Metasrv, MetasrvClient, RocksStore};
+use lake_query::catalog::Catalog;
+use lake_query::{Engine, QueryError, TicketKey};
+use lake_sdk::LakeClient;
+
+use crate::tpch;
+
+/// How long the catalog cache counts as verified after losing Metasrv's stream, in ms.
+const CACHE_LEASE_MS: i64 = 10_000;
+
+/// A running embedded server.
+pub struct Embedded {
+    /// Where Flight SQL listens.
+    pub flight_addr: SocketAddr,
+    /// The Query replica's engine.
+    pub engine: Arc<Engine>,
+    server: tokio::task::JoinHandle<Result<(), QueryError>>,
+}
+
+impl Embedded {
+    /// `http://` endpoint for SDK clients.
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.flight_addr)
+    }
+
+    /// Waits until the Flight server stops.
+    ///
+    /// # Errors
+    /// The server's failure.
+    pub async fn wait(self) -> anyhow::Result<()> {
+        self.server.await??;
+        Ok(())
+    }
+}
+
+/// Reads the ticket key from `path`, creating a random one on first start, so tickets
+/// survive a restart.
+fn ticket_key(path: &Path) -> anyhow::Result<TicketKey> {
+    if let Ok(key) = std::fs::read(path)
+        && key.len() >= 32
+    {
+        return Ok(TicketKey::new(key));
+    }
+    let key: Vec<u8> = (0..32).map(|_| rand::random::<u8>()).collect();
+    std::fs::write(path, &key).with_context(|| format!("writing {}", path.display()))?;
+    Ok(TicketKey::new(key))
+}
+
+/// Starts the embedded server with data under `data_dir`, Flight SQL on `listen`
+/// (port 0 picks a free one), until `shutdown` resolves.
+///
+/// # Errors
+/// The data directory cannot be created or is locked by another server; the port is taken.
+pub async fn start(
+    data_dir: &Path,
+    listen: SocketAddr,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<Embedded> {
+    std::fs::create_dir_all(data_dir.join("tables"))
+        .with_context(|| format!("creating data directory {}", data_dir.display()))?;
+    let data_dir = data_dir
+        .canonicalize()
+        .with_context(|| format!("resolving {}", data_dir.display()))?;
+    let store = RocksStore::open(&data_dir.join("metasrv")).with_context(|| {
+        format!(
+            "opening the Metasrv store in {} (is another lake serve using it?)",
+            data_dir.display()
+        )
+    })?;
+    let metasrv = Metasrv::start(Arc::new(store))?;
+    let metasrv_addr = metasrv
+        .spawn_server("127.0.0.1:0".parse()?)
+        .await
+        .context("starting the embedded Metasrv")?;
+    let client = MetasrvClient::connect(&format!("http://{metasrv_addr}")).await?;
+    if let Err(e) = client
+        .create_namespace(lake_query::sql::DEFAULT_NAMESPACE)
+        .await
+        && !e.is_already_exists()
+    {
+        return Err(e.into());
+    }
+    let catalog = Catalog::start(client.clone(), CACHE_LEASE_MS).await?;
+    let key = ticket_key(&data_dir.join("ticket.key"))?;
+    let data_root = data_dir.to_string_lossy().to_string();
+    let engine = Arc::new(Engine::new(catalog, client, &data_root, key));
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("binding Flight SQL on {listen}"))?;
+    let flight_addr = listener.local_addr()?;
+    let server = tokio::spawn(lake_query::serve(engine.clone(), listener, shutdown));
+    tracing::info!(%flight_addr, data_dir = %data_dir.display(), "lake serve: Flight SQL listening");
+    Ok(Embedded {
+        flight_addr,
+        engine,
+        server,
+    })
+}
+
+/// Loads TPC-H at scale factor `scale` into `lake.tpch.*` through the SDK append path, one
+/// idempotent append per table, so a restarted load appends nothing twice.
+///
+/// # Errors
+/// Generation or SDK errors.
+pub async fn load_demo(endpoint: &str, scale: f64) -> anyhow::Result<()> {
+    let mut lake = LakeClient::connect(endpoint).await?;
+    lake.sql("CREATE SCHEMA IF NOT EXISTS lake.tpch")
+        .await
+        .context("demo: creating lake.tpch")?;
+    let bar = ProgressBar::new(tpch::TABLES.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>12} [{bar:30}] {pos}/{len} tables")?
+            .progress_chars("=> "),
+    );
+    for table in tpch::TABLES {
+        bar.set_message(table);
+        let name = format!("tpch.{table}");
+        let (schema, batches) = tpch::generate(table, scale)?;
+        match lake.create_table(&name, schema).await {
+            Ok(()) => {}
+            Err(lake_sdk::SdkError::Server {
+                code: tonic::Code::AlreadyExists,
+                ..
+            }) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let result = lake
+            .append(&name, batches, &format!("demo-tpch-{table}-sf{scale}"))
+            .await?;
+        tracing::debug!(
+            table,
+            version = result.version,
+            replayed = result.replayed,
+            "demo table loaded"
+        );
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    eprintln!("lake: demo data loaded into lake.tpch (TPC-H scale factor {scale})");
+    Ok(())
+}

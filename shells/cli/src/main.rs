@@ -1,0 +1,253 @@
+//! The `lake` command: the embedded server and the client commands.
+//!
+//! Stdout carries data; stderr carries logs and progress. Flags win over `LAKE_*`
+//! environment variables, which win over defaults.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use arrow::record_batch::RecordBatch;
+use clap::{Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use lake::embedded;
+use lake_sdk::LakeClient;
+
+/// Lake: a data lake service that answers Arrow Flight SQL.
+#[derive(Parser)]
+#[command(name = "lake", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the embedded all-in-one server: Metasrv on RocksDB, a Query replica answering
+    /// Flight SQL, and tables on the local filesystem.
+    Serve {
+        /// Where table data and the Metasrv store live.
+        #[arg(long, env = "LAKE_DATA_DIR", default_value = "./lake-data")]
+        data_dir: PathBuf,
+        /// Flight SQL listen address.
+        #[arg(long, env = "LAKE_LISTEN", default_value = "127.0.0.1:50051")]
+        listen: SocketAddr,
+        /// Also load TPC-H into lake.tpch.* (through the SDK append path) if absent.
+        #[arg(long)]
+        demo: bool,
+        /// TPC-H scale factor for --demo.
+        #[arg(long, default_value_t = 0.01)]
+        demo_scale: f64,
+    },
+    /// Run one SQL statement and print the result.
+    Sql {
+        /// Flight SQL endpoint of a Query replica.
+        #[arg(long, env = "LAKE_ENDPOINT", default_value = "http://127.0.0.1:50051")]
+        endpoint: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        /// The statement.
+        query: String,
+    },
+    /// Append a Parquet or CSV file to a table (created from the file's schema if absent).
+    Ingest {
+        /// Flight SQL endpoint of a Query replica.
+        #[arg(long, env = "LAKE_ENDPOINT", default_value = "http://127.0.0.1:50051")]
+        endpoint: String,
+        /// Target table: lake.namespace.table or namespace.table.
+        table: String,
+        /// A .parquet or .csv file (CSV with a header row).
+        file: PathBuf,
+        /// Idempotency key; a retry with the same key appends nothing new.
+        #[arg(long)]
+        operation_id: Option<String>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Csv,
+    Json,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("LAKE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,lance=warn")),
+        )
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Serve {
+                data_dir,
+                listen,
+                demo,
+                demo_scale,
+            } => {
+                let server = embedded::start(&data_dir, listen, async {
+                    let _ = tokio::signal::ctrl_c().await;
+                })
+                .await?;
+                if demo {
+                    embedded::load_demo(&server.endpoint(), demo_scale)
+                        .await
+                        .context("loading the TPC-H demo")?;
+                }
+                // Tests and scripts wait for this line on stderr.
+                eprintln!("lake: ready on {}", server.flight_addr);
+                server.wait().await
+            }
+            Command::Sql {
+                endpoint,
+                format,
+                query,
+            } => sql(&endpoint, format, &query).await,
+            Command::Ingest {
+                endpoint,
+                table,
+                file,
+                operation_id,
+            } => ingest(&endpoint, &table, &file, operation_id).await,
+        }
+    })
+}
+
+async fn sql(endpoint: &str, format: Format, query: &str) -> anyhow::Result<()> {
+    let mut lake = LakeClient::connect(endpoint).await?;
+    let batches = lake.sql(query).await?;
+    print_batches(&batches, format)
+}
+
+fn print_batches(batches: &[RecordBatch], format: Format) -> anyhow::Result<()> {
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match format {
+        Format::Table => {
+            writeln!(
+                out,
+                "{}",
+                arrow::util::pretty::pretty_format_batches(batches)?
+            )?;
+        }
+        Format::Csv => {
+            let mut writer = arrow::csv::WriterBuilder::new()
+                .with_header(true)
+                .build(&mut out);
+            for batch in batches {
+                writer.write(batch)?;
+            }
+        }
+        Format::Json => {
+            let mut writer = arrow::json::LineDelimitedWriter::new(&mut out);
+            for batch in batches {
+                writer.write(batch)?;
+            }
+            writer.finish()?;
+        }
+    }
+    Ok(())
+}
+
+async fn ingest(
+    endpoint: &str,
+    table: &str,
+    file: &Path,
+    operation_id: Option<String>,
+) -> anyhow::Result<()> {
+    let (schema, batches) = read_file(file)?;
+    let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    let mut lake = LakeClient::connect(endpoint).await?;
+    let table = table.strip_prefix("lake.").unwrap_or(table).to_string();
+    match lake.create_table(&table, schema).await {
+        Ok(()) => eprintln!("lake: created table lake.{table}"),
+        Err(lake_sdk::SdkError::Server {
+            code: tonic::Code::AlreadyExists,
+            ..
+        }) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let bar = ProgressBar::new(rows as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} rows {msg}")?
+            .progress_chars("=> "),
+    );
+    bar.set_message("appending");
+    let operation_id = operation_id.unwrap_or_else(|| {
+        format!(
+            "ingest-{}-{}",
+            file.display(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        )
+    });
+    let spin = bar.clone();
+    let ticker = tokio::spawn(async move {
+        loop {
+            spin.tick();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    let result = lake.append(&table, batches, &operation_id).await;
+    ticker.abort();
+    let result = result?;
+    bar.set_position(rows as u64);
+    bar.finish_and_clear();
+    eprintln!(
+        "lake: appended {} rows to lake.{table} as version {}{}",
+        result.rows,
+        result.version,
+        if result.replayed {
+            " (replay: nothing new written)"
+        } else {
+            ""
+        }
+    );
+    Ok(())
+}
+
+fn read_file(file: &Path) -> anyhow::Result<(arrow::datatypes::SchemaRef, Vec<RecordBatch>)> {
+    let extension = file
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let handle =
+        std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?;
+    match extension.as_str() {
+        "parquet" => {
+            let builder =
+                datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+                    handle,
+                )?;
+            let schema = builder.schema().clone();
+            let batches = builder.build()?.collect::<Result<Vec<_>, _>>()?;
+            Ok((schema, batches))
+        }
+        "csv" => {
+            let format = arrow::csv::reader::Format::default().with_header(true);
+            let (schema, _) = format.infer_schema(std::fs::File::open(file)?, Some(10_000))?;
+            let schema = Arc::new(schema);
+            let reader = arrow::csv::ReaderBuilder::new(schema.clone())
+                .with_header(true)
+                .build(handle)?;
+            let batches = reader.collect::<Result<Vec<_>, _>>()?;
+            Ok((schema, batches))
+        }
+        other => bail!(
+            "cannot ingest {}: unknown extension {other:?}; use .parquet or .csv",
+            file.display()
+        ),
+    }
+}

@@ -1,0 +1,334 @@
+"""End-to-end tests of `lake serve` through clients written by others: the ADBC Flight SQL
+driver and pyarrow.flight. TPC-H answers are checked against DuckDB on the same rows."""
+
+import decimal
+import subprocess
+
+import adbc_driver_flightsql.dbapi as flightsql
+import duckdb
+import pyarrow as pa
+import pyarrow.flight as fl
+import pytest
+
+from conftest import lake_binary, query
+
+
+# --- Flight SQL helpers for calls ADBC does not expose ---------------------------------
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def statement_query_cmd(sql: str) -> bytes:
+    """google.protobuf.Any wrapping arrow.flight.protocol.sql.CommandStatementQuery."""
+    inner = _field(1, sql.encode())
+    return _field(1, b"type.googleapis.com/arrow.flight.protocol.sql.CommandStatementQuery") + _field(2, inner)
+
+
+def flight_client(server):
+    return fl.FlightClient(server.uri)
+
+
+# --- metadata ----------------------------------------------------------------------------
+
+def test_get_info_names_the_server(conn):
+    info = conn.adbc_get_info()
+    assert info["vendor_name"] == "Lake"
+    assert "vendor_version" in info
+
+
+def test_get_objects_at_every_depth(conn):
+    catalogs = conn.adbc_get_objects(depth="catalogs").read_all().to_pylist()
+    assert [c["catalog_name"] for c in catalogs] == ["lake"]
+
+    schemas = conn.adbc_get_objects(depth="db_schemas").read_all().to_pylist()
+    names = {s["db_schema_name"] for s in schemas[0]["catalog_db_schemas"]}
+    assert {"default", "tpch"} <= names
+
+    tables = conn.adbc_get_objects(depth="tables", db_schema_filter="tpch").read_all().to_pylist()
+    tpch = [s for s in tables[0]["catalog_db_schemas"] if s["db_schema_name"] == "tpch"][0]
+    assert sorted(t["table_name"] for t in tpch["db_schema_tables"]) == sorted(
+        ["customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier"]
+    )
+    assert {t["table_type"] for t in tpch["db_schema_tables"]} == {"TABLE"}
+
+    columns = conn.adbc_get_objects(
+        depth="all", db_schema_filter="tpch", table_name_filter="nation"
+    ).read_all().to_pylist()
+    nation = columns[0]["catalog_db_schemas"][0]["db_schema_tables"][0]
+    assert [c["column_name"] for c in nation["table_columns"]] == [
+        "n_nationkey", "n_name", "n_regionkey", "n_comment"]
+
+
+def test_table_schema_matches_the_data(conn):
+    schema = conn.adbc_get_table_schema("nation", catalog_filter="lake", db_schema_filter="tpch")
+    data = query(conn, "SELECT * FROM lake.tpch.nation")
+    assert schema == data.schema
+    assert schema.field("n_nationkey").type == pa.int64()
+    assert not schema.field("n_nationkey").nullable
+
+
+def test_table_types(conn):
+    assert conn.adbc_get_table_types() == ["TABLE"]
+
+
+def test_empty_catalog_filter_matches_no_catalog(server):
+    # CommandGetTables with catalog "" means "tables without a catalog": none here.
+    with flightsql.connect(server.uri, autocommit=True) as c:
+        tables = c.adbc_get_objects(depth="tables", catalog_filter="").read_all().to_pylist()
+        assert tables == []
+
+
+# --- reads ---------------------------------------------------------------------------------
+
+def test_flight_info_schema_equals_the_streamed_schema_including_nullability(server):
+    client = flight_client(server)
+    sql = "SELECT n_nationkey, n_name, n_nationkey + 1 AS next, NULL AS nothing FROM lake.tpch.nation"
+    info = client.get_flight_info(fl.FlightDescriptor.for_command(statement_query_cmd(sql)))
+    assert len(info.endpoints) == 1
+    assert list(info.endpoints[0].locations) == []  # "this connection", never 0.0.0.0
+    table = client.do_get(info.endpoints[0].ticket).read_all()
+    assert info.schema == table.schema
+    assert table.num_rows == 25
+
+
+def duck_table(db, sql):
+    result = db.execute(sql)
+    # DuckDB 2 renamed fetch_arrow_table to to_arrow_table.
+    return result.to_arrow_table() if hasattr(result, "to_arrow_table") else result.fetch_arrow_table()
+
+
+def _lineitem_in_duckdb(conn):
+    lineitem = query(conn, "SELECT * FROM tpch.lineitem")
+    db = duckdb.connect()
+    db.register("lineitem", lineitem)
+    return lineitem, db
+
+
+Q1 = """
+SELECT l_returnflag, l_linestatus,
+       sum(l_quantity) AS sum_qty,
+       sum(l_extendedprice) AS sum_base_price,
+       sum(l_extendedprice * (1 - l_discount)) AS sum_disc_price,
+       sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) AS sum_charge,
+       count(*) AS count_order
+FROM {t}
+WHERE l_shipdate <= DATE '1998-12-01' - INTERVAL '90' DAY
+GROUP BY l_returnflag, l_linestatus
+ORDER BY l_returnflag, l_linestatus
+"""
+
+Q6 = """
+SELECT sum(l_extendedprice * l_discount) AS revenue
+FROM {t}
+WHERE l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01'
+  AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24
+"""
+
+
+def _rows(table):
+    return [tuple(decimal.Decimal(str(v)) if isinstance(v, (float, decimal.Decimal)) else v
+                  for v in row.values()) for row in table.to_pylist()]
+
+
+def test_tpch_q1_matches_duckdb(conn):
+    lineitem, db = _lineitem_in_duckdb(conn)
+    assert lineitem.num_rows > 50_000  # SF 0.01
+    ours = query(conn, Q1.format(t="lake.tpch.lineitem"))
+    theirs = duck_table(db, Q1.format(t="lineitem"))
+    assert ours.num_rows == theirs.num_rows == 4
+    for a, b in zip(ours.to_pylist(), theirs.to_pylist()):
+        assert a["l_returnflag"] == b["l_returnflag"] and a["l_linestatus"] == b["l_linestatus"]
+        assert a["count_order"] == b["count_order"]
+        for k in ["sum_qty", "sum_base_price", "sum_disc_price", "sum_charge"]:
+            assert abs(decimal.Decimal(str(a[k])) - decimal.Decimal(str(b[k]))) < decimal.Decimal("0.01"), k
+
+
+def test_tpch_q6_matches_duckdb(conn):
+    _, db = _lineitem_in_duckdb(conn)
+    ours = query(conn, Q6.format(t="lake.tpch.lineitem")).to_pylist()[0]["revenue"]
+    theirs = db.execute(Q6.format(t="lineitem")).fetchone()[0]
+    assert ours is not None
+    assert abs(decimal.Decimal(str(ours)) - decimal.Decimal(str(theirs))) < decimal.Decimal("0.01")
+
+
+# --- prepared statements --------------------------------------------------------------------
+
+def test_prepared_statement_with_parameters(conn):
+    expected = query(conn, "SELECT count(*) AS n FROM tpch.lineitem WHERE l_linenumber < 3").to_pylist()[0]["n"]
+    got = query(conn, "SELECT count(*) AS n FROM tpch.lineitem WHERE l_linenumber < ?", (3,)).to_pylist()[0]["n"]
+    assert got == expected > 0
+    # A placeholder whose type DataFusion cannot infer takes it from the bound value.
+    assert query(conn, "SELECT ? AS v", (41,)).to_pylist() == [{"v": 41}]
+
+
+def test_prepared_insert_with_several_parameter_rows(conn, unique_ns):
+    query(conn, f"CREATE TABLE {unique_ns}.p (id BIGINT, name VARCHAR)")
+    with conn.cursor() as cur:
+        cur.executemany(f"INSERT INTO {unique_ns}.p VALUES (?, ?)", [(1, "a"), (2, "b"), (3, "c")])
+    rows = query(conn, f"SELECT id, name FROM {unique_ns}.p ORDER BY id").to_pylist()
+    assert rows == [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}, {"id": 3, "name": "c"}]
+
+
+# --- writes -----------------------------------------------------------------------------------
+
+def test_ddl_insert_select_and_drop(conn, unique_ns):
+    query(conn, f"CREATE TABLE {unique_ns}.t (id BIGINT NOT NULL, v DOUBLE)")
+    assert query(conn, f"SELECT count(*) AS n FROM {unique_ns}.t").to_pylist() == [{"n": 0}]
+    query(conn, f"INSERT INTO {unique_ns}.t VALUES (1, 1.5), (2, NULL)")
+    query(conn, f"INSERT INTO {unique_ns}.t SELECT id + 10, v FROM {unique_ns}.t")
+    rows = query(conn, f"SELECT id, v FROM {unique_ns}.t ORDER BY id").to_pylist()
+    assert rows == [{"id": 1, "v": 1.5}, {"id": 2, "v": None}, {"id": 11, "v": 1.5}, {"id": 12, "v": None}]
+    query(conn, f"CREATE TABLE {unique_ns}.c AS SELECT id FROM {unique_ns}.t WHERE id > 10")
+    assert query(conn, f"SELECT count(*) AS n FROM {unique_ns}.c").to_pylist() == [{"n": 2}]
+    query(conn, f"DROP TABLE {unique_ns}.t")
+    with pytest.raises(flightsql.Error) as err:
+        query(conn, f"SELECT * FROM {unique_ns}.t")
+    assert "does not exist" in str(err.value) and "[c]" in str(err.value)
+
+
+def test_adbc_ingest_creates_and_appends(conn, unique_ns):
+    data = pa.table({"k": pa.array([1, 2, 3], pa.int64()), "s": ["x", "y", "z"]})
+    with conn.cursor() as cur:
+        cur.adbc_ingest("ing", data, mode="create", db_schema_name=unique_ns)
+        cur.adbc_ingest("ing", data, mode="append", db_schema_name=unique_ns)
+    assert query(conn, f"SELECT count(*) AS n FROM {unique_ns}.ing").to_pylist() == [{"n": 6}]
+
+
+def test_time_travel_by_version_and_timestamp(conn, unique_ns):
+    query(conn, f"CREATE TABLE {unique_ns}.tt (x BIGINT)")  # version 1, empty
+    for i in range(3):
+        query(conn, f"INSERT INTO {unique_ns}.tt VALUES ({i})")  # versions 2, 3, 4
+    count = lambda clause: query(conn, f"SELECT count(*) AS n FROM {unique_ns}.tt {clause}").to_pylist()[0]["n"]
+    assert count("") == 3
+    assert count("VERSION AS OF 1") == 0
+    assert count("VERSION AS OF 3") == 2
+    assert count("TIMESTAMP AS OF '2999-01-01 00:00:00'") == 3
+    # Both versions of one table in one query.
+    both = query(conn, f"SELECT (SELECT count(*) FROM {unique_ns}.tt VERSION AS OF 2) AS old, "
+                       f"(SELECT count(*) FROM {unique_ns}.tt) AS new").to_pylist()
+    assert both == [{"old": 1, "new": 3}]
+    with pytest.raises(flightsql.Error) as err:
+        count("VERSION AS OF 99")
+    assert "versions are 1 to 4" in str(err.value)
+    with pytest.raises(flightsql.Error) as err:
+        count("TIMESTAMP AS OF '1970-01-02 00:00:00'")
+    assert "first version was committed" in str(err.value)
+
+
+def test_retried_append_returns_the_original_version(server, conn, unique_ns, tmp_path):
+    csv = tmp_path / "rows.csv"
+    csv.write_text("a,b\n1,x\n2,y\n")
+    run = lambda op, path: subprocess.run(
+        [lake_binary(), "ingest", "--endpoint", server.endpoint, f"lake.{unique_ns}.r", str(path),
+         "--operation-id", op], capture_output=True, text=True, timeout=120)
+    first = run("op-1", csv)
+    assert first.returncode == 0, first.stderr
+    again = run("op-1", csv)
+    assert again.returncode == 0, again.stderr
+    assert "replay" in again.stderr
+    v_first = first.stderr.split("as version ")[1].split()[0]
+    v_again = again.stderr.split("as version ")[1].split()[0]
+    assert v_first == v_again
+    assert query(conn, f"SELECT count(*) AS n FROM {unique_ns}.r").to_pylist() == [{"n": 2}]
+    other = tmp_path / "other.csv"
+    other.write_text("a,b\n3,z\n")
+    conflict = run("op-1", other)
+    assert conflict.returncode != 0
+    assert "different payload" in conflict.stderr
+    assert query(conn, f"SELECT count(*) AS n FROM {unique_ns}.r").to_pylist() == [{"n": 2}]
+
+
+def test_pinned_ticket_reads_its_snapshot_while_a_commit_lands(server, conn, unique_ns):
+    query(conn, f"CREATE TABLE {unique_ns}.race (x BIGINT)")
+    query(conn, f"INSERT INTO {unique_ns}.race VALUES (1), (2)")
+    client = flight_client(server)
+    info = client.get_flight_info(fl.FlightDescriptor.for_command(
+        statement_query_cmd(f"SELECT x FROM lake.{unique_ns}.race ORDER BY x")))
+    query(conn, f"INSERT INTO {unique_ns}.race VALUES (3)")  # commits after planning
+    pinned = client.do_get(info.endpoints[0].ticket).read_all()
+    assert pinned.column("x").to_pylist() == [1, 2]
+    assert query(conn, f"SELECT count(*) AS n FROM {unique_ns}.race").to_pylist() == [{"n": 3}]
+
+
+def test_a_forged_ticket_is_refused(server):
+    client = flight_client(server)
+    info = client.get_flight_info(fl.FlightDescriptor.for_command(statement_query_cmd("SELECT 1 AS one")))
+    raw = bytearray(info.endpoints[0].ticket.ticket)
+    raw[-2] ^= 1
+    # pyarrow raises INVALID_ARGUMENT as ArrowInvalid.
+    with pytest.raises(pa.ArrowInvalid) as err:
+        client.do_get(fl.Ticket(bytes(raw))).read_all()
+    assert "not issued by this Lake deployment" in str(err.value)
+
+
+# --- bad input ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sql, expected", [
+    ("SELEC 1", "SQL error"),
+    ("SELECT * FROM tpch.no_such_table", "tables in tpch: ["),
+    ("SELECT * FROM nowhere.t", "namespaces: ["),
+    ("SELECT * FROM other_catalog.tpch.nation", "catalogs: [lake]"),
+    ("SELECT * FROM tpch.nation VERSION AS OF 42", "versions are 1 to"),
+    ("SELECT 1; SELECT 2", "exactly one SQL statement"),
+    ("UPDATE tpch.nation SET n_name = 'x'", "not supported"),
+])
+def test_bad_sql_gets_a_clear_error_and_the_server_stays_up(server, conn, sql, expected):
+    with pytest.raises(flightsql.Error) as err:
+        query(conn, sql)
+    assert expected in str(err.value)
+    assert server.alive()
+    assert query(conn, "SELECT count(*) AS n FROM tpch.nation").to_pylist() == [{"n": 25}]
+
+
+def test_schema_mismatched_append_is_refused_and_loses_nothing(conn, unique_ns):
+    query(conn, f"CREATE TABLE {unique_ns}.m (id BIGINT)")
+    query(conn, f"INSERT INTO {unique_ns}.m VALUES (7)")
+    wrong = pa.table({"id": pa.array(["not a number"])})
+    with conn.cursor() as cur, pytest.raises(flightsql.Error) as err:
+        cur.adbc_ingest("m", wrong, mode="append", db_schema_name=unique_ns)
+    assert "schema mismatch" in str(err.value)
+    assert query(conn, f"SELECT id FROM {unique_ns}.m").to_pylist() == [{"id": 7}]
+
+
+def test_non_null_column_refuses_nulls(conn, unique_ns):
+    query(conn, f"CREATE TABLE {unique_ns}.nn (id BIGINT NOT NULL)")
+    with pytest.raises(flightsql.Error):
+        query(conn, f"INSERT INTO {unique_ns}.nn VALUES (NULL)")
+    assert query(conn, f"SELECT count(*) AS n FROM {unique_ns}.nn").to_pylist() == [{"n": 0}]
+
+
+def test_oversized_sql_is_refused(server, conn):
+    huge = "SELECT 1 AS x" + " " * (2 << 20)
+    with pytest.raises(flightsql.Error) as err:
+        query(conn, huge)
+    assert "at most" in str(err.value)
+    assert server.alive()
+
+
+def test_committed_data_survives_a_restart(tmp_path):
+    from conftest import LakeServer
+    first = LakeServer(str(tmp_path), demo=False)
+    try:
+        with flightsql.connect(first.uri, autocommit=True) as c:
+            query(c, "CREATE TABLE keep (x BIGINT)")
+            query(c, "INSERT INTO keep VALUES (1), (2), (3)")
+    finally:
+        first.stop()
+    second = LakeServer(str(tmp_path), demo=False)
+    try:
+        with flightsql.connect(second.uri, autocommit=True) as c:
+            assert query(c, "SELECT sum(x) AS s FROM keep").to_pylist() == [{"s": 6}]
+            assert query(c, "SELECT count(*) AS n FROM keep VERSION AS OF 1").to_pylist() == [{"n": 0}]
+    finally:
+        second.stop()
