@@ -425,7 +425,9 @@ fn plan(registry: &Registry, mutation: Mutation, now_ms: i64) -> Result<Planned,
                     existing,
                 });
             };
-            Ok(Planned::Event(ChangeKind::TableDropped { id: table.meta.id }))
+            Ok(Planned::Event(ChangeKind::TableDropped {
+                id: table.meta.id,
+            }))
         }
         Mutation::Commit {
             table_id,
@@ -456,7 +458,10 @@ fn plan(registry: &Registry, mutation: Mutation, now_ms: i64) -> Result<Planned,
                     latest,
                 });
             }
-            let previous_ms = table.versions.last().map_or(i64::MIN, |v| v.committed_at_ms);
+            let previous_ms = table
+                .versions
+                .last()
+                .map_or(i64::MIN, |v| v.committed_at_ms);
             let (operation_id, digest) = match operation {
                 Some((id, digest)) => (Some(id), Some(digest)),
                 None => (None, None),

@@ -46,7 +46,11 @@ fn a_gap_triggers_exactly_one_resync_and_the_snapshot_replaces_the_state_whole()
     c.handle(CacheInput::Event(ns_event(3)), 0);
     c.handle(CacheInput::Event(ns_event(4)), 0);
     c.handle(CacheInput::NeedRevision(4), 0);
-    assert_eq!(drain(&mut c), vec![CacheOutput::FetchSnapshot], "one coalesced fetch");
+    assert_eq!(
+        drain(&mut c),
+        vec![CacheOutput::FetchSnapshot],
+        "one coalesced fetch"
+    );
     assert_eq!(c.revision(), 1, "nothing partial applied");
     c.handle(CacheInput::Snapshot(registry_at(4)), 0);
     assert_eq!(drain(&mut c), vec![CacheOutput::Advanced(4)]);
@@ -65,7 +69,10 @@ fn the_cache_never_goes_backwards() {
 fn a_read_below_the_callers_token_is_refused_until_the_cache_catches_up() {
     let mut c = CatalogCache::new(1_000);
     c.handle(CacheInput::Event(ns_event(1)), 0);
-    assert_eq!(c.read(2).err(), Some(CacheError::Behind { have: 1, want: 2 }));
+    assert_eq!(
+        c.read(2).err(),
+        Some(CacheError::Behind { have: 1, want: 2 })
+    );
     c.handle(CacheInput::Event(ns_event(2)), 0);
     assert!(c.read(2).is_ok());
 }

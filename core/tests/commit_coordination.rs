@@ -66,7 +66,12 @@ fn compare_and_swap_moves_the_pointer_one_version_at_a_time() {
         }
     );
     assert!(stale.is_retryable());
-    let table = h.coordinator.registry().table_by_id(t).expect("table").clone();
+    let table = h
+        .coordinator
+        .registry()
+        .table_by_id(t)
+        .expect("table")
+        .clone();
     let versions: Vec<u64> = table.versions.iter().map(|v| v.version).collect();
     assert_eq!(versions, vec![1, 2]);
 }
@@ -157,7 +162,10 @@ fn concurrent_requests_become_one_store_write() {
             h.replies.push((id, result));
         }
     }
-    assert_eq!(writes, 2, "one write for the first request, one for the group");
+    assert_eq!(
+        writes, 2,
+        "one write for the first request, one for the group"
+    );
     assert_eq!(h.store.log.len(), writes_before + 9);
     assert!(h.reply(first).is_ok());
     for id in ids {
@@ -189,7 +197,11 @@ fn refused_write_is_definitely_not_committed_and_the_state_is_reloaded() {
     h.run(StoreFault::Refuse);
     assert!(matches!(h.reply(id), Err(CommitError::NotWritten(_))));
     assert_eq!(
-        h.coordinator.registry().table_by_id(t).expect("t").latest_version(),
+        h.coordinator
+            .registry()
+            .table_by_id(t)
+            .expect("t")
+            .latest_version(),
         0
     );
     let retry = h.call(commit(t, 0, Some(("op", 1)))).expect("retry");

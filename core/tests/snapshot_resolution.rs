@@ -34,9 +34,15 @@ fn latest_version_and_timestamp_pick_the_right_snapshot() {
 fn unknown_version_names_the_versions_that_exist() {
     let h = history(&[100, 200]);
     let err = resolve_version("ns.t", &h, VersionSpec::Version(9)).expect_err("missing");
-    assert_eq!(err.to_string(), "table ns.t has no version 9; versions are 1 to 2");
+    assert_eq!(
+        err.to_string(),
+        "table ns.t has no version 9; versions are 1 to 2"
+    );
     let err = resolve_version("ns.t", &h, VersionSpec::Version(0)).expect_err("zero");
-    assert!(matches!(err, SnapshotError::VersionNotFound { requested: 0, .. }));
+    assert!(matches!(
+        err,
+        SnapshotError::VersionNotFound { requested: 0, .. }
+    ));
 }
 
 #[test]
