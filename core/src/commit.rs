@@ -315,10 +315,26 @@ impl Coordinator {
                         ));
                     }
                 }
-                Err(error) => self.outputs.push_back(Output::Reply {
-                    id,
-                    result: Err(error),
-                }),
+                Err(error) => {
+                    // A caller that read a version newer than ours saw a write we do not
+                    // know (one whose outcome was unknown to an earlier leader or to us):
+                    // our view is stale, so re-read the store before planning more.
+                    let stale = matches!(
+                        error,
+                        CommitError::VersionConflict { expected, latest, .. } if expected > latest
+                    );
+                    self.outputs.push_back(Output::Reply {
+                        id,
+                        result: Err(error),
+                    });
+                    if stale && events.is_empty() {
+                        self.loading = true;
+                        self.outputs.push_back(Output::Load {
+                            after_revision: self.durable.revision(),
+                        });
+                        return;
+                    }
+                }
             }
         }
         if events.is_empty() {

@@ -266,3 +266,35 @@ fn commit_timestamps_never_go_backwards_even_if_the_clock_does() {
     let table = h.coordinator.registry().table_by_id(t).expect("t").clone();
     assert!(table.versions[1].committed_at_ms >= table.versions[0].committed_at_ms);
 }
+
+#[test]
+fn a_base_newer_than_the_leader_knows_makes_it_reload_the_store() {
+    let mut h = Harness::new(16);
+    let t = setup(&mut h);
+    // A write lands in the store behind the coordinator's back (an earlier incarnation's).
+    let foreign = lake_core::ChangeEvent {
+        revision: h.store.log.len() as u64 + 1,
+        kind: lake_core::ChangeKind::VersionCommitted {
+            table_id: t,
+            record: lake_core::VersionRecord {
+                version: 1,
+                manifest: manifest(1),
+                committed_at_ms: 1,
+                revision: h.store.log.len() as u64 + 1,
+                operation_id: None,
+                digest: None,
+            },
+        },
+    };
+    h.store.log.push(foreign);
+    let err = h.call(commit(t, 1, None)).expect_err("stale leader");
+    assert!(err.is_retryable());
+    let retry = h.call(commit(t, 1, None)).expect("after reload");
+    assert_eq!(
+        retry.applied,
+        Applied::Committed {
+            version: 2,
+            replayed: false
+        }
+    );
+}

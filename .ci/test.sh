@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Lake's tests, in order: the workspace (unit, property and Rust integration tests), the
+# madsim simulations (their own target dir, built with --cfg madsim), and the end-to-end
+# suite against a real `lake serve` through the ADBC Flight SQL driver and pyarrow.flight.
+# Run `bash .ci/setup.sh` once first on a fresh machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target="${CARGO_TARGET_DIR:-$PWD/target}"
+CARGO_TARGET_DIR="$target" cargo test --workspace --locked
+RUSTFLAGS="--cfg madsim" CARGO_TARGET_DIR="${MADSIM_TARGET_DIR:-$target/madsim}" \
+  cargo test -p lake-simtests --locked
+CARGO_TARGET_DIR="$target" python3 -m pytest -q shells/cli/tests/python
