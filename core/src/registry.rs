@@ -38,8 +38,17 @@ pub fn validate_name(kind: &'static str, name: &str) -> Result<(), CommitError> 
     } else {
         Err(CommitError::InvalidName {
             kind,
-            name: name.to_string(),
+            name: shorten(name),
         })
+    }
+}
+
+/// `text` cut to at most 64 characters (with `…`), for error messages that echo input.
+pub fn shorten(text: &str) -> String {
+    const SHOWN_MAX: usize = 64;
+    match text.char_indices().nth(SHOWN_MAX) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}…", &text[..cut]),
     }
 }
 

@@ -27,6 +27,8 @@ use lance::session::Session;
 use lance_table::io::commit::external_manifest::{
     ExternalManifestCommitHandler, ExternalManifestStore,
 };
+use lance_table::io::commit::{ManifestLocation, ManifestNamingScheme};
+use object_store::path::Path;
 
 use crate::QueryError;
 
@@ -78,6 +80,7 @@ impl Datasets {
         }
         let store = PinnedManifests {
             table: table.clone(),
+            metasrv: self.metasrv.clone(),
         };
         let dataset = DatasetBuilder::from_uri(self.uri(&table.meta))
             .with_version(version)
@@ -192,10 +195,11 @@ impl Datasets {
                 }
                 // The CAS said another writer with our operation id got there first.
                 (Err(_), Some(c)) if c.replayed => return Ok(c),
-                (Err(e), _) => {
-                    tracing::debug!(error = %e, "append attempt failed; re-reading the table");
+                (Err(e), _) if is_commit_conflict(&e) => {
+                    tracing::debug!(error = %e, "append lost the compare-and-swap; re-reading the table");
                     last_error = Some(e);
                 }
+                (Err(e), _) => return Err(classify(meta, e)),
             }
         }
         Err(QueryError::Lance(format!(
@@ -205,6 +209,44 @@ impl Datasets {
             last_error.map_or_else(String::new, |e| e.to_string())
         )))
     }
+}
+
+fn is_commit_conflict(e: &lance::Error) -> bool {
+    matches!(
+        e,
+        lance::Error::CommitConflict { .. }
+            | lance::Error::RetryableCommitConflict { .. }
+            | lance::Error::TooMuchWriteContention { .. }
+    )
+}
+
+/// Lance's refusal of the data itself (schema, input) is the caller's to fix.
+fn classify(meta: &TableMeta, e: lance::Error) -> QueryError {
+    let table = format!("{}.{}", meta.namespace, meta.name);
+    match e {
+        lance::Error::Schema { .. }
+        | lance::Error::SchemaMismatch { .. }
+        | lance::Error::InvalidInput { .. }
+        | lance::Error::NotSupported { .. }
+        | lance::Error::Arrow { .. } => QueryError::InvalidArgument(format!(
+            "table {table} cannot store these columns: {}",
+            first_line(&e.to_string())
+        )),
+        other => QueryError::Lance(format!(
+            "append to {table}: {}",
+            first_line(&other.to_string())
+        )),
+    }
+}
+
+/// Lance's messages end with the source location; keep what a user can act on.
+fn first_line(message: &str) -> String {
+    message
+        .split(", /")
+        .next()
+        .unwrap_or(message)
+        .trim()
+        .to_string()
 }
 
 fn relative(base_uri: &str, path: &str) -> String {
@@ -218,10 +260,37 @@ fn absolute(base_uri: &str, relative: &str) -> String {
     format!("{}/{}", base_uri.trim_end_matches('/'), relative)
 }
 
-/// Read-only manifest store over one table's cached history.
+/// A reader's manifest store over one table's cached history: no Metasrv round trip to
+/// open a version.
+///
+/// A version committed moments ago may still point at its staging manifest (the writer
+/// moves it to the final path and then records that with `FinalizeManifest`). Lance
+/// handles a staging location itself when it knows the size: it copies the staging file to
+/// the final path, or, if the writer already moved and deleted it, uses the final path;
+/// then it calls `put_if_exists`, which this store forwards to Metasrv like the writer does.
 #[derive(Debug)]
 struct PinnedManifests {
     table: Arc<TableState>,
+    metasrv: MetasrvClient,
+}
+
+fn location(
+    base_uri: &str,
+    version: u64,
+    manifest: &ManifestRef,
+) -> lance::Result<ManifestLocation> {
+    let path = Path::parse(absolute(base_uri, &manifest.path))
+        .map_err(|e| lance::Error::invalid_input(e.to_string()))?;
+    let filename = path.filename().unwrap_or_default();
+    let naming_scheme = ManifestNamingScheme::detect_scheme(filename)
+        .unwrap_or_else(|| ManifestNamingScheme::detect_scheme_staging(filename));
+    Ok(ManifestLocation {
+        version,
+        path,
+        size: Some(manifest.size_bytes),
+        naming_scheme,
+        e_tag: None,
+    })
 }
 
 #[async_trait]
@@ -231,6 +300,29 @@ impl ExternalManifestStore for PinnedManifests {
             .version(version)
             .map(|v| absolute(base_uri, &v.manifest.path))
             .ok_or_else(|| lance::Error::not_found(format!("{base_uri}@{version}")))
+    }
+
+    async fn get_manifest_location(
+        &self,
+        base_uri: &str,
+        version: u64,
+    ) -> lance::Result<ManifestLocation> {
+        let record = self
+            .table
+            .version(version)
+            .ok_or_else(|| lance::Error::not_found(format!("{base_uri}@{version}")))?;
+        location(base_uri, version, &record.manifest)
+    }
+
+    async fn get_latest_manifest_location(
+        &self,
+        base_uri: &str,
+    ) -> lance::Result<Option<ManifestLocation>> {
+        self.table
+            .versions
+            .last()
+            .map(|v| location(base_uri, v.version, &v.manifest))
+            .transpose()
     }
 
     async fn get_latest_version(&self, base_uri: &str) -> lance::Result<Option<(u64, String)>> {
@@ -257,17 +349,43 @@ impl ExternalManifestStore for PinnedManifests {
 
     async fn put_if_exists(
         &self,
-        _base_uri: &str,
+        base_uri: &str,
         version: u64,
-        _path: &str,
-        _size: u64,
+        path: &str,
+        size: u64,
         _e_tag: Option<String>,
     ) -> lance::Result<()> {
-        Err(lance::Error::not_supported(format!(
-            "readers do not finalize manifests (version {version} of table id {})",
-            self.table.meta.id
-        )))
+        finalize(
+            &self.metasrv,
+            self.table.meta.id,
+            base_uri,
+            version,
+            path,
+            size,
+        )
+        .await
     }
+}
+
+/// Records that `version`'s manifest now lives at its final `path` (Lance's
+/// `put_if_exists`), for writers and for readers that finished a writer's move.
+async fn finalize(
+    metasrv: &MetasrvClient,
+    table_id: u64,
+    base_uri: &str,
+    version: u64,
+    path: &str,
+    size: u64,
+) -> lance::Result<()> {
+    let manifest = ManifestRef {
+        path: relative(base_uri, path),
+        size_bytes: size,
+    };
+    metasrv
+        .finalize_manifest(table_id, version, &manifest)
+        .await
+        .map_err(lance_error)?;
+    Ok(())
 }
 
 /// The writer's manifest store: Lance's commit becomes Metasrv's compare-and-swap.
@@ -357,14 +475,6 @@ impl ExternalManifestStore for MetasrvManifests {
         size: u64,
         _e_tag: Option<String>,
     ) -> lance::Result<()> {
-        let manifest = ManifestRef {
-            path: relative(base_uri, path),
-            size_bytes: size,
-        };
-        self.metasrv
-            .finalize_manifest(self.meta.id, version, &manifest)
-            .await
-            .map_err(lance_error)?;
-        Ok(())
+        finalize(&self.metasrv, self.meta.id, base_uri, version, path, size).await
     }
 }

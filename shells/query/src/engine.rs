@@ -17,6 +17,7 @@ use datafusion::catalog::{
 use datafusion::common::ScalarValue;
 use datafusion::datasource::TableProvider;
 use datafusion::datasource::empty::EmptyTable;
+use datafusion::error::DataFusionError;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::logical_expr::dml::InsertOp;
@@ -112,6 +113,46 @@ pub fn payload_digest(schema: &Schema, batches: &[RecordBatch]) -> Result<Digest
     Ok(hasher.finalize().into())
 }
 
+/// The schema a new table gets from a requested one: dictionary-encoded columns store their
+/// values; schema-level metadata is dropped.
+///
+/// # Errors
+/// [`QueryError::InvalidArgument`] for no columns, duplicate or empty column names, and
+/// columns without a type (`Null`, e.g. from an all-empty CSV column).
+pub fn table_schema(requested: SchemaRef) -> Result<SchemaRef, QueryError> {
+    if requested.fields().is_empty() {
+        return Err(QueryError::InvalidArgument(
+            "a table needs at least one column".into(),
+        ));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let mut fields = Vec::with_capacity(requested.fields().len());
+    for field in requested.fields() {
+        let name = field.name();
+        if name.is_empty() || name.contains('.') {
+            return Err(QueryError::InvalidArgument(format!(
+                "column name {name:?} is not allowed: use a non-empty name without '.'"
+            )));
+        }
+        if !seen.insert(name.to_lowercase()) {
+            return Err(QueryError::InvalidArgument(format!(
+                "column {name:?} appears twice (names are compared case-insensitively)"
+            )));
+        }
+        let data_type = match field.data_type() {
+            DataType::Dictionary(_, value) => value.as_ref().clone(),
+            DataType::Null => {
+                return Err(QueryError::InvalidArgument(format!(
+                    "column {name:?} has no type (Null); give it one, e.g. CAST(NULL AS BIGINT)"
+                )));
+            }
+            other => other.clone(),
+        };
+        fields.push(field.as_ref().clone().with_data_type(data_type));
+    }
+    Ok(Arc::new(Schema::new(fields)))
+}
+
 /// Checks that `batches` fit `table` (same column names and types, in order; non-nullable
 /// columns without nulls) and rebinds them to the table's schema.
 ///
@@ -133,12 +174,11 @@ pub fn conform(
         .into_iter()
         .map(|batch| {
             let got = batch.schema();
-            let fits = got.fields().len() == schema.fields().len()
-                && got
-                    .fields()
-                    .iter()
-                    .zip(schema.fields())
-                    .all(|(g, w)| g.name() == w.name() && g.data_type() == w.data_type());
+            let fits =
+                got.fields().len() == schema.fields().len()
+                    && got.fields().iter().zip(schema.fields()).all(|(g, w)| {
+                        g.name() == w.name() && stores_as(g.data_type(), w.data_type())
+                    });
             if !fits {
                 return Err(QueryError::InvalidArgument(format!(
                     "schema mismatch: table {table} has columns ({}); the rows have ({})",
@@ -146,7 +186,19 @@ pub fn conform(
                     describe(&got)
                 )));
             }
-            RecordBatch::try_new(schema.clone(), batch.columns().to_vec()).map_err(|e| {
+            let columns = batch
+                .columns()
+                .iter()
+                .zip(schema.fields())
+                .map(|(column, field)| {
+                    if column.data_type() == field.data_type() {
+                        Ok(column.clone())
+                    } else {
+                        arrow::compute::cast(column, field.data_type())
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            RecordBatch::try_new(schema.clone(), columns).map_err(|e| {
                 QueryError::InvalidArgument(format!("rows do not fit table {table}: {e}"))
             })
         })
@@ -166,10 +218,36 @@ fn cast_batch(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, Qu
         .columns()
         .iter()
         .zip(schema.fields())
-        .map(|(column, field)| arrow::compute::cast(column, field.data_type()))
+        .map(|(column, field)| {
+            let options = arrow::compute::CastOptions {
+                safe: false,
+                ..Default::default()
+            };
+            arrow::compute::cast_with_options(column, field.data_type(), &options)
+                .map_err(|e| QueryError::InvalidArgument(format!("column {}: {e}", field.name())))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     RecordBatch::try_new(schema.clone(), columns)
         .map_err(|e| QueryError::InvalidArgument(format!("rows do not fit the table: {e}")))
+}
+
+/// How a statement's placeholders are bound when planning.
+enum Bind {
+    /// Leave placeholders (describing a prepared statement).
+    Describe,
+    /// The statement must have no placeholders.
+    Nothing,
+    /// One row of values, one per placeholder.
+    Values(Vec<ScalarValue>),
+}
+
+/// Whether a column of type `given` stores as `table` without change of values: the
+/// same type, or a dictionary of it.
+fn stores_as(given: &DataType, table: &DataType) -> bool {
+    match given {
+        DataType::Dictionary(_, value) => value.as_ref() == table,
+        other => other == table,
+    }
 }
 
 fn random_operation_id() -> String {
@@ -292,21 +370,130 @@ impl Engine {
         Ok((ctx, pins, revision))
     }
 
-    /// Plans `sql` with parameters `params` (one row of values, or none).
+    /// Plans `sql`. With [`Bind::Values`] the statement's placeholders are replaced by one
+    /// row of values, which must match them in number; [`Bind::Nothing`] requires a
+    /// statement without placeholders; [`Bind::Describe`] leaves placeholders in place.
     async fn plan(
         &self,
         sql_text: &str,
         given: Option<&[Pin]>,
-        params: Option<Vec<ScalarValue>>,
+        bind: Bind,
     ) -> Result<(SessionContext, LogicalPlan, Vec<Pin>, u64), QueryError> {
         let parsed = sql::parse(sql_text)?;
         let strict = is_read(&parsed.statement);
         let (ctx, pins, revision) = self.pinned_session(&parsed, given, strict).await?;
         let mut plan = ctx.state().statement_to_plan(parsed.statement).await?;
-        if let Some(values) = params {
-            plan = plan.with_param_values(values)?;
+        let expected = || plan.get_parameter_types().map(|types| types.len());
+        match bind {
+            Bind::Describe => {}
+            Bind::Nothing => {
+                let expected = expected()?;
+                if expected > 0 {
+                    return Err(QueryError::InvalidArgument(format!(
+                        "the statement has {expected} parameter(s) and none were bound"
+                    )));
+                }
+            }
+            Bind::Values(values) => {
+                let expected = expected()?;
+                if values.len() != expected {
+                    return Err(QueryError::InvalidArgument(format!(
+                        "the statement has {expected} parameter(s) but {} value(s) were bound",
+                        values.len()
+                    )));
+                }
+                plan = plan.with_param_values(values)?;
+            }
         }
         Ok((ctx, plan, pins, revision))
+    }
+
+    /// Runs a write statement once per parameter row (or once without parameters). The
+    /// rows of an INSERT become one append, so several parameter rows commit together or
+    /// not at all. Returns the rows written (0 for DDL).
+    async fn execute_writes(
+        &self,
+        sql_text: &str,
+        rows: Vec<Vec<ScalarValue>>,
+    ) -> Result<i64, QueryError> {
+        let binds: Vec<Bind> = if rows.is_empty() {
+            vec![Bind::Nothing]
+        } else {
+            rows.into_iter().map(Bind::Values).collect()
+        };
+        let mut count = 0i64;
+        let mut insert: Option<(TableMeta, Vec<RecordBatch>)> = None;
+        for bind in binds {
+            let (ctx, plan, _, _) = self.plan(sql_text, None, bind).await?;
+            match plan {
+                LogicalPlan::Dml(DmlStatement {
+                    table_name,
+                    op: WriteOp::Insert(InsertOp::Append),
+                    input,
+                    ..
+                }) => {
+                    let (meta, batches) = self.insert_rows(&ctx, &table_name, &input).await?;
+                    match &mut insert {
+                        Some((_, all)) => all.extend(batches),
+                        None => insert = Some((meta, batches)),
+                    }
+                }
+                LogicalPlan::Ddl(ddl) => self.execute_ddl(&ctx, ddl).await?,
+                LogicalPlan::Dml(DmlStatement { op, .. }) => {
+                    return Err(QueryError::Unsupported(format!(
+                        "{op} on Lake tables; Lake tables take INSERT INTO … VALUES / SELECT and appends"
+                    )));
+                }
+                other if !is_write(&other) => {
+                    return Err(QueryError::InvalidArgument(
+                        "this statement returns rows: run it as a query, not an update".into(),
+                    ));
+                }
+                other => {
+                    return Err(QueryError::Unsupported(format!(
+                        "statement {}",
+                        other.display()
+                    )));
+                }
+            }
+        }
+        if let Some((meta, batches)) = insert {
+            let (_, rows) = self
+                .append(&meta, batches, Some(random_operation_id()))
+                .await?;
+            count += i64::try_from(rows).unwrap_or(i64::MAX);
+        }
+        Ok(count)
+    }
+
+    /// Evaluates an INSERT's input and casts it to the target table's columns, as SQL
+    /// assignment does (by position; a value that does not convert is an error, not NULL).
+    async fn insert_rows(
+        &self,
+        ctx: &SessionContext,
+        table_name: &datafusion::sql::TableReference,
+        input: &LogicalPlan,
+    ) -> Result<(TableMeta, Vec<RecordBatch>), QueryError> {
+        let (namespace, key) = sql::lake_table(table_name)
+            .ok_or_else(|| QueryError::Unsupported(format!("cannot insert into {table_name}")))?;
+        let (name, spec) = sql::split_table_key(&key);
+        if spec != lake_core::VersionSpec::Latest {
+            return Err(QueryError::InvalidArgument(
+                "INSERT cannot target a past version of a table".into(),
+            ));
+        }
+        let meta = self.table_meta(&namespace, name)?;
+        let batches = ctx
+            .execute_logical_plan(input.clone())
+            .await?
+            .collect()
+            .await?;
+        let schema = Arc::new(schema_from_ipc(&meta.schema_ipc)?);
+        let batches = batches
+            .iter()
+            .map(|b| cast_batch(b, &schema))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((meta, batches))
     }
 
     /// Plans (and for writes, executes) one statement. `params` is an Arrow IPC stream of
@@ -320,18 +507,10 @@ impl Engine {
         params: Option<String>,
     ) -> Result<Planned, QueryError> {
         let rows = param_rows(params.as_deref())?;
-        let first = rows.first().cloned();
-        let (ctx, plan, pins, revision) = self.plan(sql_text, None, first).await?;
+        let bind = rows.first().cloned().map_or(Bind::Nothing, Bind::Values);
+        let (ctx, plan, pins, revision) = self.plan(sql_text, None, bind).await?;
         if is_write(&plan) {
-            let mut count = 0i64;
-            if rows.is_empty() {
-                count += self.execute_write(&ctx, plan).await?;
-            } else {
-                for row in rows {
-                    let (ctx, plan, _, _) = self.plan(sql_text, None, Some(row)).await?;
-                    count += self.execute_write(&ctx, plan).await?;
-                }
-            }
+            let count = self.execute_writes(sql_text, rows).await?;
             let schema = count_schema();
             let batch = RecordBatch::try_new(
                 schema.clone(),
@@ -363,7 +542,7 @@ impl Engine {
         &self,
         sql_text: &str,
     ) -> Result<(SchemaRef, Schema), QueryError> {
-        let (ctx, plan, _, _) = self.plan(sql_text, None, None).await?;
+        let (ctx, plan, _, _) = self.plan(sql_text, None, Bind::Describe).await?;
         let mut types: Vec<(usize, String, Option<DataType>)> = plan
             .get_parameter_types()?
             .into_iter()
@@ -421,15 +600,15 @@ impl Engine {
                     .wait_for(revision, READ_YOUR_WRITES_TIMEOUT)
                     .await?;
                 let rows = param_rows(params.as_deref())?;
-                let rows: Vec<Option<Vec<ScalarValue>>> = if rows.is_empty() {
-                    vec![None]
+                let binds: Vec<Bind> = if rows.is_empty() {
+                    vec![Bind::Nothing]
                 } else {
-                    rows.into_iter().map(Some).collect()
+                    rows.into_iter().map(Bind::Values).collect()
                 };
-                let mut streams = Vec::with_capacity(rows.len());
+                let mut streams = Vec::with_capacity(binds.len());
                 let mut schema = None;
-                for row in rows {
-                    let (ctx, plan, _, _) = self.plan(&sql, Some(&pins), row).await?;
+                for bind in binds {
+                    let (ctx, plan, _, _) = self.plan(&sql, Some(&pins), bind).await?;
                     if is_write(&plan) {
                         return Err(QueryError::InvalidArgument(
                             "ticket does not name a query".into(),
@@ -443,7 +622,17 @@ impl Engine {
                     )?);
                 }
                 let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
-                let stream = futures::stream::iter(streams).flatten();
+                // The schema announced in FlightInfo is the one streamed, even where a
+                // scan returns another physical type than its provider declares (e.g.
+                // a dictionary column that Lance stores as plain values).
+                let declared = schema.clone();
+                let stream = futures::stream::iter(streams).flatten().map(move |batch| {
+                    let batch = batch?;
+                    if batch.schema() == declared {
+                        return Ok(batch);
+                    }
+                    cast_batch(&batch, &declared).map_err(DataFusionError::from)
+                });
                 Ok((
                     schema.clone(),
                     Box::pin(RecordBatchStreamAdapter::new(schema, stream)),
@@ -467,71 +656,7 @@ impl Engine {
         params: Option<String>,
     ) -> Result<i64, QueryError> {
         let rows = param_rows(params.as_deref())?;
-        let rows: Vec<Option<Vec<ScalarValue>>> = if rows.is_empty() {
-            vec![None]
-        } else {
-            rows.into_iter().map(Some).collect()
-        };
-        let mut count = 0;
-        for row in rows {
-            let (ctx, plan, _, _) = self.plan(sql_text, None, row).await?;
-            if !is_write(&plan) {
-                return Err(QueryError::InvalidArgument(
-                    "this statement returns rows: run it as a query, not an update".into(),
-                ));
-            }
-            count += self.execute_write(&ctx, plan).await?;
-        }
-        Ok(count)
-    }
-
-    async fn execute_write(
-        &self,
-        ctx: &SessionContext,
-        plan: LogicalPlan,
-    ) -> Result<i64, QueryError> {
-        match plan {
-            LogicalPlan::Ddl(ddl) => self.execute_ddl(ctx, ddl).await.map(|()| 0),
-            LogicalPlan::Dml(DmlStatement {
-                table_name,
-                op: WriteOp::Insert(InsertOp::Append),
-                input,
-                ..
-            }) => {
-                let (namespace, key) = sql::lake_table(&table_name).ok_or_else(|| {
-                    QueryError::Unsupported(format!("cannot insert into {table_name}"))
-                })?;
-                let (name, spec) = sql::split_table_key(&key);
-                if spec != lake_core::VersionSpec::Latest {
-                    return Err(QueryError::InvalidArgument(
-                        "INSERT cannot target a past version of a table".into(),
-                    ));
-                }
-                let meta = self.table_meta(&namespace, name)?;
-                let batches = ctx
-                    .execute_logical_plan((*input).clone())
-                    .await?
-                    .collect()
-                    .await?;
-                // SQL assigns by position; bound parameters may still carry their own types.
-                let schema = Arc::new(schema_from_ipc(&meta.schema_ipc)?);
-                let batches = batches
-                    .iter()
-                    .map(|b| cast_batch(b, &schema))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let committed = self
-                    .append(&meta, batches, Some(random_operation_id()))
-                    .await?;
-                Ok(i64::try_from(committed.1).unwrap_or(i64::MAX))
-            }
-            LogicalPlan::Dml(DmlStatement { op, .. }) => Err(QueryError::Unsupported(format!(
-                "{op} on Lake tables; Lake tables take INSERT INTO … VALUES / SELECT and appends"
-            ))),
-            other => Err(QueryError::Unsupported(format!(
-                "statement {}",
-                other.display()
-            ))),
-        }
+        self.execute_writes(sql_text, rows).await
     }
 
     async fn execute_ddl(&self, ctx: &SessionContext, ddl: DdlStatement) -> Result<(), QueryError> {
@@ -560,6 +685,11 @@ impl Engine {
             DdlStatement::CreateMemoryTable(create) => {
                 if create.or_replace {
                     return Err(QueryError::Unsupported("CREATE OR REPLACE TABLE".into()));
+                }
+                if !create.constraints.is_empty() || !create.column_defaults.is_empty() {
+                    return Err(QueryError::Unsupported(
+                        "PRIMARY KEY, UNIQUE and DEFAULT on Lake tables: they would not be enforced".into(),
+                    ));
                 }
                 let (namespace, name) = sql::lake_table(&create.name).ok_or_else(|| {
                     QueryError::Unsupported(format!("cannot create {}", create.name))
@@ -626,17 +756,30 @@ impl Engine {
         schema: SchemaRef,
         rows: Vec<RecordBatch>,
     ) -> Result<(TableMeta, u64), QueryError> {
-        // Lance keeps field metadata and nullability; drop schema-level metadata.
-        let schema = Arc::new(Schema::new(schema.fields().clone()));
+        for (kind, value) in [("namespace", namespace), ("table", name)] {
+            lake_core::registry::validate_name(kind, value)
+                .map_err(|e| QueryError::InvalidArgument(e.to_string()))?;
+        }
+        let schema = table_schema(schema)?;
+        let rows = conform(&format!("{namespace}.{name}"), &schema, rows)?;
         let (meta, revision) = self
             .metasrv
             .create_table(namespace, name, schema_to_ipc(&schema)?)
             .await?;
-        let rows = conform(&format!("{namespace}.{name}"), &schema, rows)?;
-        let committed = self.datasets.append(&meta, schema, rows, None).await?;
-        self.await_revision(committed.revision.max(revision))
-            .await?;
-        Ok((meta, committed.revision.max(revision)))
+        // The first version holds the schema (and the rows of CREATE TABLE … AS SELECT).
+        // If Lance refuses it, take the registration back: no half-made table remains.
+        let committed = match self.datasets.append(&meta, schema, rows, None).await {
+            Ok(committed) => committed,
+            Err(e) => {
+                if let Err(undo) = self.metasrv.drop_table(namespace, name).await {
+                    tracing::warn!(error = %undo, table = %format!("{namespace}.{name}"), "could not drop a table whose first version failed");
+                }
+                return Err(e);
+            }
+        };
+        let revision = committed.revision.max(revision);
+        self.await_revision(revision).await?;
+        Ok((meta, revision))
     }
 
     /// Appends `batches` to the table as one version, idempotently under `operation_id`.

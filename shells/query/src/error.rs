@@ -55,6 +55,9 @@ impl From<DataFusionError> for QueryError {
                 Self::Execution(m) => Self::Execution(format!("{context}: {m}")),
                 other => other,
             },
+            // Arrow kernels fail on the data a query names: casts, overflow, division by zero.
+            DataFusionError::ArrowError(e, _) => Self::InvalidArgument(e.to_string()),
+            DataFusionError::Execution(m) => Self::InvalidArgument(m),
             other => Self::Execution(other.to_string()),
         }
     }
@@ -72,9 +75,20 @@ impl From<QueryError> for DataFusionError {
     }
 }
 
+/// Longest status message sent, in bytes: gRPC carries it in a header.
+const STATUS_MESSAGE_MAX: usize = 4096;
+
 impl From<QueryError> for Status {
     fn from(e: QueryError) -> Self {
-        let message = e.to_string();
+        let mut message = e.to_string();
+        if message.len() > STATUS_MESSAGE_MAX {
+            let mut cut = STATUS_MESSAGE_MAX;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+            message.push('…');
+        }
         match e {
             QueryError::Sql(_) | QueryError::InvalidArgument(_) => {
                 Status::invalid_argument(message)

@@ -30,6 +30,9 @@ pub const LAKE_CATALOG: &str = "lake";
 pub const DEFAULT_NAMESPACE: &str = "default";
 /// Longest SQL text accepted, in bytes.
 pub const SQL_LEN_MAX: usize = 1 << 20;
+/// Deepest expression nesting accepted (`1 + 1 + … + 1` with n terms is n - 1 deep):
+/// planning recurses per level.
+pub const EXPR_DEPTH_MAX: usize = 256;
 
 /// DataFusion's generic dialect plus table versioning (time travel).
 #[derive(Debug, Default)]
@@ -163,7 +166,7 @@ pub fn parse(sql: &str) -> Result<ParsedStatement, QueryError> {
         .with_dialect(&dialect)
         .build()
         .and_then(|mut p| p.parse_statements())
-        .map_err(|e| QueryError::Sql(e.to_string()))?;
+        .map_err(QueryError::from)?;
     if statements.len() != 1 {
         return Err(QueryError::Sql(format!(
             "expected exactly one SQL statement, got {}",
@@ -177,6 +180,7 @@ pub fn parse(sql: &str) -> Result<ParsedStatement, QueryError> {
         let mut rewriter = Rewriter {
             error: None,
             placeholders: 0,
+            depth: 0,
         };
         let _ = inner.visit(&mut rewriter);
         if let Some(e) = rewriter.error {
@@ -194,12 +198,25 @@ pub fn parse(sql: &str) -> Result<ParsedStatement, QueryError> {
 struct Rewriter {
     error: Option<QueryError>,
     placeholders: usize,
+    depth: usize,
 }
 
 impl VisitorMut for Rewriter {
     type Break = ();
 
+    fn post_visit_expr(&mut self, _expr: &mut Expr) -> ControlFlow<()> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+
     fn pre_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<()> {
+        self.depth += 1;
+        if self.depth > EXPR_DEPTH_MAX {
+            self.error = Some(QueryError::InvalidArgument(format!(
+                "expression nested more than {EXPR_DEPTH_MAX} levels deep; split it (e.g. IN (...) instead of long OR chains)"
+            )));
+            return ControlFlow::Break(());
+        }
         if let Expr::Value(v) = expr
             && let Value::Placeholder(p) = &mut v.value
             && p == "?"
