@@ -52,6 +52,20 @@ pub fn shorten(text: &str) -> String {
     }
 }
 
+/// `text` cut to at most `max_bytes` bytes on a character boundary (with `…` when cut):
+/// gRPC status messages travel in an HTTP/2 header, which must stay small.
+pub fn clip(mut text: String, max_bytes: usize) -> String {
+    if text.len() > max_bytes {
+        let mut cut = max_bytes;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push('…');
+    }
+    text
+}
+
 /// Where a version's Lance manifest lives, relative to the table location.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ManifestRef {

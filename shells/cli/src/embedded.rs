@@ -23,6 +23,8 @@ pub struct Embedded {
     pub flight_addr: SocketAddr,
     /// The Query replica's engine.
     pub engine: Arc<Engine>,
+    /// The embedded Metasrv (for its request counter).
+    pub metasrv: Metasrv,
     server: tokio::task::JoinHandle<Result<(), QueryError>>,
 }
 
@@ -78,6 +80,7 @@ pub async fn start(
     })?;
     let metasrv = Metasrv::start(Arc::new(store))?;
     let metasrv_addr = metasrv
+        .clone()
         .spawn_server("127.0.0.1:0".parse()?)
         .await
         .context("starting the embedded Metasrv")?;
@@ -102,6 +105,7 @@ pub async fn start(
     Ok(Embedded {
         flight_addr,
         engine,
+        metasrv,
         server,
     })
 }

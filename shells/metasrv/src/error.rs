@@ -133,15 +133,7 @@ impl From<MetasrvError> for Status {
                     CommitError::NotWritten(_) => Code::Unavailable,
                     CommitError::OutcomeUnknown(_) => Code::DeadlineExceeded,
                 };
-                let mut message = e.to_string();
-                // The message travels in a header; keep it well under HTTP/2 limits.
-                if message.len() > 4096 {
-                    let mut cut = 4096;
-                    while !message.is_char_boundary(cut) {
-                        cut -= 1;
-                    }
-                    message.truncate(cut);
-                }
+                let message = lake_core::registry::clip(e.to_string(), 4096);
                 let mut status = Status::new(code, message);
                 if let Ok(value) = reason_of(&e).parse() {
                     status.metadata_mut().insert(REASON_HEADER, value);

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::Stream;
@@ -44,6 +45,7 @@ pub struct Metasrv {
     commands: mpsc::Sender<Command>,
     events: broadcast::Sender<ChangeEvent>,
     store: Arc<dyn EventStore>,
+    requests: Arc<AtomicU64>,
 }
 
 impl Metasrv {
@@ -59,6 +61,7 @@ impl Metasrv {
             commands,
             events: events.clone(),
             store: store.clone(),
+            requests: Arc::new(AtomicU64::new(0)),
         };
         tokio::spawn(drive(registry, store, rx, events));
         Ok(metasrv)
@@ -96,6 +99,12 @@ impl Metasrv {
         rx.await.map_err(|_| MetasrvError::ShuttingDown)
     }
 
+    /// gRPC requests served so far (each unary call and each opened watch stream counts
+    /// one): how Query replicas' cache hit rate is observed.
+    pub fn requests_served(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
     /// Serves the gRPC API on `listener` until `shutdown` resolves.
     ///
     /// # Errors
@@ -106,8 +115,13 @@ impl Metasrv {
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> Result<(), MetasrvError> {
         let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        let requests = self.requests.clone();
+        let count = move |request: Request<()>| {
+            requests.fetch_add(1, Ordering::Relaxed);
+            Ok(request)
+        };
         tonic::transport::Server::builder()
-            .add_service(MetasrvServer::new(self))
+            .add_service(MetasrvServer::with_interceptor(self, count))
             .serve_with_incoming_shutdown(incoming, shutdown)
             .await
             .map_err(|e| MetasrvError::Rpc {

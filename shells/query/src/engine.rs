@@ -319,7 +319,16 @@ impl Engine {
                 )));
             }
         }
-        let (resolved, revision) = self.catalog.with_registry(|registry| {
+        if given.is_none() && !self.catalog.is_verified() {
+            // Serve the last verified versions (DESIGN.md: keep answering from the cache),
+            // but say so: the stream from Metasrv has been lost for longer than the lease.
+            tracing::warn!(
+                revision = self.catalog.revision(),
+                "catalog cache unverified: planning against the last versions seen from metasrv"
+            );
+        }
+        // One generation of the cache for the pins and the namespaces alike.
+        let (resolved, namespaces, revision) = self.catalog.with_registry(|registry| {
             let resolved = match given {
                 Some(pins) => pins
                     .iter()
@@ -337,14 +346,12 @@ impl Engine {
                     .collect::<Result<Vec<_>, QueryError>>()?,
                 None => resolve_pins(registry, parsed, strict)?,
             };
-            Ok::<_, QueryError>((resolved, registry.revision()))
+            let namespaces: Vec<String> = registry.namespaces().map(str::to_string).collect();
+            Ok::<_, QueryError>((resolved, namespaces, registry.revision()))
         })?;
         let ctx = self.session();
         let lake = Arc::new(MemoryCatalogProvider::new());
         let mut schemas: BTreeMap<String, Arc<MemorySchemaProvider>> = BTreeMap::new();
-        let namespaces: Vec<String> = self
-            .catalog
-            .with_registry(|r| r.namespaces().map(str::to_string).collect());
         for ns in namespaces {
             schemas.insert(ns, Arc::new(MemorySchemaProvider::new()));
         }
@@ -831,10 +838,12 @@ impl Engine {
             .collect()
     }
 
-    /// Decodes rows of parameters and runs a sealed prepared statement's SQL for planning.
+    /// Collects the parameter rows a client bound to a prepared statement (the Arrow
+    /// batches of a DoPut) as the base64 IPC stream that sealed handles carry; `None` when
+    /// the DoPut carried no rows.
     ///
     /// # Errors
-    /// As [`Self::prepare_statement`].
+    /// Malformed Arrow data.
     pub async fn collect_params(
         stream: impl futures::Stream<Item = Result<RecordBatch, QueryError>>,
     ) -> Result<Option<String>, QueryError> {
@@ -853,8 +862,13 @@ fn lookup<'a>(
     name: &str,
 ) -> Result<&'a Arc<TableState>, QueryError> {
     if !registry.has_namespace(namespace) {
+        let hint = if namespace == LAKE_CATALOG {
+            " (to name a table in catalog lake, write lake.namespace.table)"
+        } else {
+            ""
+        };
         return Err(QueryError::NotFound(format!(
-            "namespace {LAKE_CATALOG}.{namespace} does not exist; namespaces: [{}]",
+            "namespace {LAKE_CATALOG}.{namespace} does not exist; namespaces: [{}]{hint}",
             registry.namespaces().collect::<Vec<_>>().join(", ")
         )));
     }
@@ -897,7 +911,7 @@ fn resolve_pins(
             &table.versions,
             spec,
         )
-        .map_err(|e| QueryError::NotFound(e.to_string()))?;
+        .map_err(snapshot_error)?;
         out.push((
             Pin {
                 namespace,
@@ -909,6 +923,28 @@ fn resolve_pins(
         ));
     }
     Ok(out)
+}
+
+/// A snapshot-resolution error, with times shown as UTC timestamps rather than epoch ms.
+fn snapshot_error(e: lake_core::SnapshotError) -> QueryError {
+    let utc = |ms: i64| {
+        arrow::temporal_conversions::timestamp_ms_to_datetime(ms).map_or_else(
+            || format!("{ms} ms"),
+            |t| format!("{} UTC", t.format("%Y-%m-%d %H:%M:%S%.3f")),
+        )
+    };
+    match e {
+        lake_core::SnapshotError::BeforeFirstCommit {
+            table,
+            requested_ms,
+            first_ms,
+        } => QueryError::NotFound(format!(
+            "table {table} has no version as of {}; its first version was committed at {}",
+            utc(requested_ms),
+            utc(first_ms)
+        )),
+        other => QueryError::NotFound(other.to_string()),
+    }
 }
 
 fn namespace_of(name: &str) -> Result<String, QueryError> {

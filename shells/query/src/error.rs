@@ -80,15 +80,7 @@ const STATUS_MESSAGE_MAX: usize = 4096;
 
 impl From<QueryError> for Status {
     fn from(e: QueryError) -> Self {
-        let mut message = e.to_string();
-        if message.len() > STATUS_MESSAGE_MAX {
-            let mut cut = STATUS_MESSAGE_MAX;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            message.truncate(cut);
-            message.push('…');
-        }
+        let message = lake_core::registry::clip(e.to_string(), STATUS_MESSAGE_MAX);
         match e {
             QueryError::Sql(_) | QueryError::InvalidArgument(_) => {
                 Status::invalid_argument(message)

@@ -202,7 +202,12 @@ async fn collect_put(
             FlightError::Tonic(status) => QueryError::InvalidArgument(status.message().to_string()),
             other => QueryError::InvalidArgument(format!("malformed Arrow data in DoPut: {other}")),
         })?;
-        bytes += batch.get_array_memory_size();
+        // Count the bytes the rows use, not the decoded message buffers they share.
+        bytes += batch
+            .columns()
+            .iter()
+            .map(|c| c.to_data().get_slice_memory_size().unwrap_or(0))
+            .sum::<usize>();
         if bytes > REQUEST_BYTES_MAX {
             return Err(QueryError::TooLarge(format!(
                 "append payload exceeds {REQUEST_BYTES_MAX} bytes; split it into several appends"

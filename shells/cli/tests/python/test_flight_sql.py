@@ -224,6 +224,7 @@ def test_time_travel_by_version_and_timestamp(conn, unique_ns):
     with pytest.raises(flightsql.Error) as err:
         count("TIMESTAMP AS OF '1970-01-02 00:00:00'")
     assert "first version was committed" in str(err.value)
+    assert "as of 1970-01-02 00:00:00.000 UTC" in str(err.value)
 
 
 def test_retried_append_returns_the_original_version(server, conn, unique_ns, tmp_path):
