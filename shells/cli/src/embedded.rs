@@ -50,11 +50,11 @@ fn ticket_key(path: &Path) -> anyhow::Result<TicketKey> {
     if let Ok(key) = std::fs::read(path)
         && key.len() >= 32
     {
-        return Ok(TicketKey::new(key));
+        return Ok(TicketKey::new(&key)?);
     }
     let key: Vec<u8> = (0..32).map(|_| rand::random::<u8>()).collect();
     std::fs::write(path, &key).with_context(|| format!("writing {}", path.display()))?;
-    Ok(TicketKey::new(key))
+    Ok(TicketKey::new(&key)?)
 }
 
 /// Starts the embedded server with data under `data_dir`, Flight SQL on `listen`

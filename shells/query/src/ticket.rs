@@ -51,21 +51,24 @@ pub enum Sealed {
 /// Seals and opens handles with one key.
 #[derive(Clone)]
 pub struct TicketKey {
-    key: Vec<u8>,
+    /// HMAC-SHA256 keyed once; cloned per handle.
+    mac: Hmac<Sha256>,
 }
 
 impl TicketKey {
-    /// A key from raw bytes (at least 32 are expected).
-    pub fn new(key: Vec<u8>) -> Self {
-        Self { key }
+    /// A key from raw bytes (32 or more random bytes are expected; RFC 2104 accepts any
+    /// length).
+    ///
+    /// # Errors
+    /// [`QueryError::InvalidArgument`] if the HMAC implementation refuses the key.
+    pub fn new(key: &[u8]) -> Result<Self, QueryError> {
+        let mac = Hmac::<Sha256>::new_from_slice(key)
+            .map_err(|e| QueryError::InvalidArgument(format!("ticket key: {e}")))?;
+        Ok(Self { mac })
     }
 
     fn mac(&self) -> Hmac<Sha256> {
-        // HMAC accepts keys of any length.
-        match Hmac::<Sha256>::new_from_slice(&self.key) {
-            Ok(mac) => mac,
-            Err(_) => unreachable!("HMAC takes keys of any length"),
-        }
+        self.mac.clone()
     }
 
     /// Seals `value`.
@@ -124,7 +127,7 @@ mod tests {
 
     #[test]
     fn a_sealed_ticket_opens_and_any_alteration_is_refused() {
-        let key = TicketKey::new(vec![7; 32]);
+        let key = TicketKey::new(&[7; 32]).expect("key");
         let value = Sealed::Query {
             sql: "SELECT 1".into(),
             pins: vec![Pin {
@@ -142,7 +145,12 @@ mod tests {
         let last = forged.len() - 3;
         forged[last] ^= 1;
         assert!(key.open(&forged).is_err());
-        assert!(TicketKey::new(vec![8; 32]).open(&sealed).is_err());
+        assert!(
+            TicketKey::new(&[8; 32])
+                .expect("key")
+                .open(&sealed)
+                .is_err()
+        );
         assert!(key.open(&sealed[..10]).is_err());
     }
 }
