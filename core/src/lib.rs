@@ -1,5 +1,5 @@
-//! Lake's Sans-IO core: the state machines behind commit coordination, the Query replica's
-//! catalog cache and snapshot resolution.
+//! Lake's Sans-IO core: the state machines behind commit coordination, Metasrv leader
+//! election, the Query replica's catalog cache and snapshot resolution (Lake and Iceberg).
 //!
 //! Nothing here does I/O, reads a clock or spawns a task: time (`now_ms`, milliseconds
 //! since the Unix epoch) is an argument and every effect is an output the caller carries
@@ -9,12 +9,14 @@
 
 pub mod cache;
 pub mod commit;
+pub mod election;
 pub mod error;
 pub mod registry;
 pub mod snapshot;
 
 pub use cache::{CacheError, CacheInput, CacheOutput, CatalogCache};
 pub use commit::{Applied, Coordinator, Input, Mutation, Output, Reply, StoreWrite, WriteOutcome};
+pub use election::{Election, ElectionConfig, ElectionInput, ElectionOutput, Fence, Lease};
 pub use error::{CommitError, RegistryError, SnapshotError};
 pub use registry::{
     ChangeEvent, ChangeKind, Digest, ManifestRef, Registry, TableId, TableMeta, TableState,
