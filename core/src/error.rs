@@ -112,4 +112,21 @@ pub enum SnapshotError {
     /// The table has no committed version at all.
     #[error("table {table} has no committed version yet")]
     Empty { table: String },
+    /// The Iceberg snapshot id is not in the table's metadata (never existed, or expired).
+    #[error("table {table} has no snapshot {requested}; snapshot ids are: {available}")]
+    SnapshotIdNotFound {
+        table: String,
+        requested: i64,
+        available: String,
+    },
+    /// No Iceberg branch or tag has this name.
+    #[error("table {table} has no branch or tag {name:?}; refs are: {available}")]
+    RefNotFound {
+        table: String,
+        name: String,
+        available: String,
+    },
+    /// The clause does not apply to this kind of table.
+    #[error("table {table} cannot be read at {what}")]
+    Unsupported { table: String, what: String },
 }

@@ -22,4 +22,7 @@ pub use registry::{
     ChangeEvent, ChangeKind, Digest, ManifestRef, Registry, TableId, TableMeta, TableState,
     VersionRecord,
 };
-pub use snapshot::{VersionSpec, resolve_version};
+pub use snapshot::{
+    IcebergHistory, IcebergRefKind, IcebergSpec, TimeTravel, VersionSpec, resolve_iceberg,
+    resolve_version,
+};
