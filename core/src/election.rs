@@ -27,6 +27,8 @@
 //! * **Reconciliation.** [`ElectionOutput::Elected`] tells the shell to load the store's log
 //!   before serving (a new [`crate::Coordinator`] over the loaded registry), which adopts
 //!   every write the previous leader left with an unknown outcome.
+//! * **Handing over.** A leader that shuts down gracefully ([`ElectionInput::Resign`])
+//!   writes a released lease; a follower takes a released lease over at once.
 //!
 //! Calling contract, as for the other state machines: feed [`ElectionInput`]s with the
 //! node's `now_ms` through [`Election::handle`], drain [`Election::poll`], and call
@@ -52,6 +54,12 @@ pub struct Lease {
 }
 
 impl Lease {
+    /// Whether the holder gave the lease up ([`ElectionInput::Resign`]): its `holder` and
+    /// `address` are empty and any node may take over at once, with `epoch + 1`.
+    pub fn is_released(&self) -> bool {
+        self.holder.is_empty()
+    }
+
     /// The fencing token of this lease.
     pub fn fence(&self) -> Fence {
         Fence {
@@ -140,7 +148,10 @@ pub enum ElectionInput {
         write_id: u64,
         outcome: WriteOutcome,
     },
-    /// Give up leadership now (shutdown). The lease is left to expire; no write is made.
+    /// Give up leadership now and for good (graceful shutdown): a leader steps down and
+    /// writes a released lease ([`Lease::is_released`]) so that another node takes over at
+    /// once instead of waiting for the lease to expire. After this, the node makes no
+    /// further reads or takeovers.
     Resign,
 }
 
@@ -204,6 +215,7 @@ pub struct Election {
     pending: Option<Pending>,
     next_action_ms: i64,
     next_write_id: u64,
+    resigned: bool,
     outputs: VecDeque<ElectionOutput>,
 }
 
@@ -222,6 +234,7 @@ impl Election {
             pending: None,
             next_action_ms: i64::MIN,
             next_write_id: 1,
+            resigned: false,
             outputs: VecDeque::new(),
         })
     }
@@ -271,21 +284,25 @@ impl Election {
     pub fn handle(&mut self, input: ElectionInput, now_ms: i64) {
         match input {
             ElectionInput::Tick => {}
-            ElectionInput::Resign => self.step_down(),
+            ElectionInput::Resign => self.resign(now_ms),
             ElectionInput::LeaseRead(record) => {
-                if matches!(self.pending, Some(Pending::Read { .. })) {
+                if matches!(self.pending, Some(Pending::Read { .. })) && !self.resigned {
                     self.pending = None;
                     self.on_read(record, now_ms);
                 }
             }
             ElectionInput::LeaseWritten { write_id } => {
-                if let Some(Pending::Write { lease, sent_ms, .. }) = self.take_write(write_id) {
+                if let Some(Pending::Write { lease, sent_ms, .. }) = self.take_write(write_id)
+                    && !self.resigned
+                {
                     self.unconfirmed = None;
                     self.confirmed(lease, sent_ms, now_ms);
                 }
             }
             ElectionInput::LeaseWriteFailed { write_id, outcome } => {
-                if let Some(Pending::Write { lease, sent_ms, .. }) = self.take_write(write_id) {
+                if let Some(Pending::Write { lease, sent_ms, .. }) = self.take_write(write_id)
+                    && !self.resigned
+                {
                     if outcome == WriteOutcome::Unknown {
                         self.unconfirmed = Some((lease, sent_ms));
                     }
@@ -312,6 +329,9 @@ impl Election {
     }
 
     fn on_time(&mut self, now_ms: i64) {
+        if self.resigned {
+            return;
+        }
         if self
             .leading
             .as_ref()
@@ -429,13 +449,35 @@ impl Election {
         };
         match record {
             None => self.write(None, mine(1), now_ms),
-            Some(current) if now_ms >= takeover_at => {
+            Some(current) if current.is_released() || now_ms >= takeover_at => {
                 let lease = mine(current.epoch + 1);
                 self.write(Some(current), lease, now_ms);
             }
             Some(_) => {
                 self.next_action_ms = (now_ms + self.config.renew_interval_ms).min(takeover_at);
             }
+        }
+    }
+
+    fn resign(&mut self, now_ms: i64) {
+        if self.resigned {
+            return;
+        }
+        let current = self
+            .leading
+            .as_ref()
+            .filter(|l| now_ms < l.valid_until_ms && self.pending.is_none())
+            .map(|l| l.lease.clone());
+        self.step_down();
+        self.resigned = true;
+        if let Some(current) = current {
+            let released = Lease {
+                epoch: current.epoch,
+                holder: String::new(),
+                address: String::new(),
+                renewal: current.renewal + 1,
+            };
+            self.write(Some(current), released, now_ms);
         }
     }
 

@@ -62,6 +62,14 @@ pub enum CommitError {
     /// The durable store refused the write: definitely not committed; retry.
     #[error("the store did not write the change: {0}; nothing was committed, retry")]
     NotWritten(String),
+    /// This Metasrv node does not lead (or has not finished loading the store after its
+    /// election): send the request to the leader instead. Definitely not committed.
+    #[error("this Metasrv node is not the leader; {leader}")]
+    NotLeader {
+        /// Where the leader is, as far as this node knows (`leader is at host:port` or
+        /// `no leader is known yet`).
+        leader: String,
+    },
     /// The store did not answer in time: the change may or may not be durable. Retry with
     /// the same operation id, which is safe, or re-read before retrying.
     #[error("the store outcome is unknown: {0}; retry with the same operation id or re-read")]
@@ -74,7 +82,10 @@ impl CommitError {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            Self::VersionConflict { .. } | Self::NotWritten(_) | Self::OutcomeUnknown(_)
+            Self::VersionConflict { .. }
+                | Self::NotLeader { .. }
+                | Self::NotWritten(_)
+                | Self::OutcomeUnknown(_)
         )
     }
 }

@@ -92,30 +92,24 @@ fn leader_renews_with_a_write_conditioned_on_its_current_record() {
 #[test]
 fn leader_without_confirmed_renewals_stops_leading_before_the_lease_can_expire() {
     let mut e = elected("a");
+    // Renewals are sent but never answered: leadership ends at lease - bound after the
+    // last confirmed write (sent at 0), announced once.
+    let mut stepped_down_at = None;
     let mut now = 0;
-    // Renewals are sent but never answered.
-    while now < LEASE {
+    while now < 2 * LEASE {
         now += 100;
+        assert_eq!(
+            e.leading(now),
+            (now < LEASE - BOUND).then_some(1),
+            "at {now} ms"
+        );
         e.handle(In::Tick, now);
-        let _ = drain(&mut e);
+        if drain(&mut e).contains(&Out::SteppedDown { epoch: 1 }) {
+            assert_eq!(stepped_down_at, None, "stepped down twice");
+            stepped_down_at = Some(now);
+        }
     }
-    let deadline = LEASE - BOUND;
-    assert_eq!(
-        e.leading(deadline - 1),
-        Some(1).filter(|_| deadline - 1 >= now)
-    );
-    assert_eq!(e.leading(deadline), None);
-    // The step down is announced once.
-    let mut e = elected("a");
-    e.handle(In::Tick, deadline);
-    let out = drain(&mut e);
-    assert!(out.contains(&Out::SteppedDown { epoch: 1 }), "{out:?}");
-    e.handle(In::Tick, deadline + 1);
-    assert!(
-        !drain(&mut e)
-            .iter()
-            .any(|o| matches!(o, Out::SteppedDown { .. }))
-    );
+    assert_eq!(stepped_down_at, Some(LEASE - BOUND));
 }
 
 /// Makes follower `b` read `record` at `now` and returns its outputs.
@@ -244,11 +238,45 @@ fn late_answers_and_answers_to_other_writes_are_ignored() {
 }
 
 #[test]
-fn resign_stops_leading_immediately() {
+fn resign_steps_down_and_releases_the_lease_for_an_immediate_takeover() {
     let mut a = elected("a");
     a.handle(In::Resign, 20);
-    assert_eq!(drain(&mut a), vec![Out::SteppedDown { epoch: 1 }]);
+    let released = Lease {
+        epoch: 1,
+        holder: String::new(),
+        address: String::new(),
+        renewal: 1,
+    };
+    assert_eq!(
+        drain(&mut a),
+        vec![
+            Out::SteppedDown { epoch: 1 },
+            Out::WriteLease {
+                write_id: 2,
+                expected: Some(lease(1, "a", 0)),
+                lease: released.clone()
+            }
+        ]
+    );
     assert_eq!(a.leading(20), None);
+    assert!(released.is_released());
+    assert!(!lease(1, "a", 0).fence().admits(Some(&released)));
+    // A resigned node stays out: no renewals, no reads, no takeovers.
+    a.handle(In::LeaseWritten { write_id: 2 }, 30);
+    a.handle(In::Tick, 10 * LEASE);
+    assert!(drain(&mut a).is_empty());
+    assert_eq!(a.leading(10 * LEASE), None);
+    // Another node takes a released lease over without waiting for it to expire.
+    let mut b = Election::new(config("b")).unwrap();
+    let out = read(&mut b, Some(released.clone()), 40);
+    assert_eq!(
+        out,
+        vec![Out::WriteLease {
+            write_id: 1,
+            expected: Some(released),
+            lease: lease(2, "b", 0)
+        }]
+    );
 }
 
 #[test]
@@ -371,15 +399,15 @@ fn model_run(seed: u64, max_drift_per_mille: i64, duration: i64) -> (Option<Stri
             });
         }
         // Nodes: pauses (a stopped process), answers, ticks.
-        for i in 0..nodes.len() {
-            if nodes[i].paused_until > t {
+        for (i, node) in nodes.iter_mut().enumerate() {
+            if node.paused_until > t {
                 continue;
             }
             if rng.chance(2) {
-                nodes[i].paused_until = t + i64::try_from(rng.below(3 * LEASE as u64)).unwrap();
+                node.paused_until = t + i64::try_from(rng.below(3 * LEASE as u64)).unwrap();
                 continue;
             }
-            let now = nodes[i].now(t);
+            let now = node.now(t);
             let mut inputs = vec![In::Tick];
             let mut k = 0;
             while k < messages.len() {
@@ -400,8 +428,8 @@ fn model_run(seed: u64, max_drift_per_mille: i64, duration: i64) -> (Option<Stri
                 }
             }
             for input in inputs {
-                nodes[i].election.handle(input, now);
-                while let Some(out) = nodes[i].election.poll() {
+                node.election.handle(input, now);
+                while let Some(out) = node.election.poll() {
                     let delay = 1 + i64::try_from(rng.below(150)).unwrap();
                     let apply_at = t + delay;
                     let answer_at = apply_at + 1 + i64::try_from(rng.below(150)).unwrap();
