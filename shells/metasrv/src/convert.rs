@@ -1,6 +1,6 @@
 //! Conversions between `lake_core` types and their `lake.metasrv.v1` protobuf messages.
 
-use lake_core::{ChangeEvent, ChangeKind, Digest, ManifestRef, TableMeta, VersionRecord};
+use lake_core::{ChangeEvent, ChangeKind, Digest, Lease, ManifestRef, TableMeta, VersionRecord};
 
 use crate::MetasrvError;
 use crate::proto;
@@ -160,4 +160,26 @@ pub fn change_event(e: proto::ChangeEvent) -> Result<ChangeEvent, MetasrvError> 
         revision: e.revision,
         kind,
     })
+}
+
+impl From<&Lease> for proto::Lease {
+    fn from(l: &Lease) -> Self {
+        Self {
+            epoch: l.epoch,
+            holder: l.holder.clone(),
+            address: l.address.clone(),
+            renewal: l.renewal,
+        }
+    }
+}
+
+impl From<proto::Lease> for Lease {
+    fn from(l: proto::Lease) -> Self {
+        Self {
+            epoch: l.epoch,
+            holder: l.holder,
+            address: l.address,
+            renewal: l.renewal,
+        }
+    }
 }

@@ -18,6 +18,7 @@ fn reason_of(error: &CommitError) -> &'static str {
         CommitError::VersionConflict { .. } => "version-conflict",
         CommitError::OperationIdReused { .. } => "operation-id-reused",
         CommitError::VersionNotFound { .. } => "version-not-found",
+        CommitError::NotLeader { .. } => "not-leader",
         CommitError::NotWritten(_) => "not-written",
         CommitError::OutcomeUnknown(_) => "outcome-unknown",
     }
@@ -46,6 +47,9 @@ pub enum MetasrvError {
     /// A message from the wire did not decode into a valid value.
     #[error("malformed metasrv message: {0}")]
     Malformed(String),
+    /// The node's settings are inconsistent.
+    #[error("metasrv configuration: {0}")]
+    Config(String),
     /// The Metasrv driver task has stopped.
     #[error("metasrv is shutting down")]
     ShuttingDown,
@@ -130,7 +134,7 @@ impl From<MetasrvError> for Status {
                     CommitError::NamespaceNotEmpty { .. }
                     | CommitError::OperationIdReused { .. } => Code::FailedPrecondition,
                     CommitError::VersionConflict { .. } => Code::Aborted,
-                    CommitError::NotWritten(_) => Code::Unavailable,
+                    CommitError::NotLeader { .. } | CommitError::NotWritten(_) => Code::Unavailable,
                     CommitError::OutcomeUnknown(_) => Code::DeadlineExceeded,
                 };
                 let message = lake_core::registry::clip(e.to_string(), 4096);

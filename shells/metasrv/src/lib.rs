@@ -1,8 +1,10 @@
 //! Lake Metasrv: the registry and the commit coordinator behind a tonic gRPC service.
 //!
-//! [`Metasrv`] owns one [`lake_core::Coordinator`] in a driver task and carries out its
-//! outputs: synced appends to the durable [`EventStore`] ([`RocksStore`] in embedded mode),
-//! replies to callers, and the ordered change stream (`Watch`). [`MetasrvClient`] is what
+//! [`Metasrv`] runs one node's [`lake_core::Election`] in a driver task and, while the node
+//! leads, one [`lake_core::Coordinator`], carrying out their outputs: lease reads and
+//! conditional lease writes, synced appends fenced by the leader's epoch to the durable
+//! [`EventStore`] ([`RocksStore`] in embedded mode), replies to callers, and the ordered
+//! change stream (`Watch`). [`MetasrvClient`] is what
 //! Query replicas use. The wire format is `proto/metasrv.proto`.
 
 pub mod client;
@@ -19,5 +21,5 @@ pub mod proto {
 
 pub use client::MetasrvClient;
 pub use error::MetasrvError;
-pub use server::Metasrv;
+pub use server::{Metasrv, single_node_election};
 pub use store::{EventStore, RocksStore, StoreError};

@@ -1,16 +1,18 @@
-//! The Metasrv tokio shell: a driver task that runs the core coordinator against an
-//! [`EventStore`], and the tonic service that fronts it.
+//! The Metasrv tokio shell: a driver task that runs the core election and, while this node
+//! leads, the core coordinator against an [`EventStore`]; and the tonic service that fronts
+//! it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::Stream;
 use lake_core::commit::{Applied, Input, Mutation, Output, Reply};
-use lake_core::{ChangeEvent, CommitError, Registry, WriteOutcome};
+use lake_core::election::{Election, ElectionConfig, ElectionInput, ElectionOutput};
+use lake_core::{ChangeEvent, CommitError, Coordinator, Registry, WriteOutcome};
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tonic::{Request, Response, Status};
 
@@ -30,6 +32,7 @@ type ReadFn = Box<dyn FnOnce(&Registry) + Send>;
 enum Command {
     Mutate(Mutation, oneshot::Sender<Result<Reply, CommitError>>),
     Read(ReadFn),
+    Shutdown(oneshot::Sender<()>),
 }
 
 /// Milliseconds since the Unix epoch from the system clock.
@@ -49,12 +52,28 @@ pub struct Metasrv {
 }
 
 impl Metasrv {
-    /// Loads the registry from `store` and starts the driver task on the current runtime.
+    /// Starts a single embedded node ([`single_node_election`]) on `store`; see
+    /// [`Self::start_node`].
     ///
     /// # Errors
-    /// [`MetasrvError::Store`] when the log cannot be read or does not replay.
+    /// As [`Self::start_node`].
     pub fn start(store: Arc<dyn EventStore>) -> Result<Self, MetasrvError> {
-        let registry = store.load()?;
+        Self::start_node(store, single_node_election())
+    }
+
+    /// Starts the driver task of one Metasrv node on the current runtime. The node runs the
+    /// core [`Election`] over `store`'s lease; once elected it loads the log and serves,
+    /// with every append fenced by its epoch. Requests that arrive before this node serves
+    /// wait up to 10 s for its election, and are refused with
+    /// [`CommitError::NotLeader`] (naming the leader) when another node leads.
+    ///
+    /// # Errors
+    /// [`MetasrvError::Config`] when the election settings are inconsistent.
+    pub fn start_node(
+        store: Arc<dyn EventStore>,
+        election: ElectionConfig,
+    ) -> Result<Self, MetasrvError> {
+        let election = Election::new(election).map_err(MetasrvError::Config)?;
         let (commands, rx) = mpsc::channel(1024);
         let (events, _) = broadcast::channel(WATCH_BUFFER);
         let metasrv = Self {
@@ -63,8 +82,17 @@ impl Metasrv {
             store: store.clone(),
             requests: Arc::new(AtomicU64::new(0)),
         };
-        tokio::spawn(drive(registry, store, rx, events));
+        tokio::spawn(drive(store, election, rx, events));
         Ok(metasrv)
+    }
+
+    /// Stops the node: it steps down, releases its lease (so another node, or the next
+    /// start, takes over at once) and refuses what was waiting. Idempotent.
+    pub async fn shutdown(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.commands.send(Command::Shutdown(done)).await.is_ok() {
+            let _ = wait.await;
+        }
     }
 
     /// Applies one mutation and waits until it is durable (or refused).
@@ -156,44 +184,347 @@ impl Metasrv {
     }
 }
 
-enum Event {
-    Command(Command),
-    Written(u64, Result<(), StoreError>),
+/// How long a request waits for this node to be elected before it is refused.
+const ELECTION_WAIT: Duration = Duration::from_secs(10);
+
+/// The election settings of a single embedded node: node id `embedded`, a 2 s lease
+/// renewed every 500 ms, a 200 ms clock bound. A restart after a crash waits out the old
+/// lease (2.2 s); a graceful [`Metasrv::shutdown`] releases it so the next start is
+/// immediate.
+pub fn single_node_election() -> ElectionConfig {
+    ElectionConfig {
+        node: "embedded".into(),
+        address: String::new(),
+        lease_ms: 2_000,
+        renew_interval_ms: 500,
+        clock_bound_ms: 200,
+    }
 }
 
-async fn drive(
-    registry: Registry,
+/// What the driver task reacts to.
+enum Event {
+    Command(Command),
+    /// The handles are gone: resign and stop.
+    Closed,
+    Election(ElectionInput),
+    /// Store answers carry the serving term they belong to: a node can serve the same epoch
+    /// twice (its lease lapsed, then a late renewal confirmed it) and each coordinator
+    /// numbers its writes from 1, so an answer from an earlier term must not reach a later
+    /// one. (Found by the cluster simulation.)
+    Written {
+        term: u64,
+        write_id: u64,
+        result: Result<(), StoreError>,
+    },
+    Loaded {
+        term: u64,
+        reconcile: bool,
+        result: Result<Vec<ChangeEvent>, StoreError>,
+    },
+    Tick,
+}
+
+/// What the leader holds while it serves `epoch`.
+struct Serving {
+    epoch: u64,
+    /// Unique per serving period of this driver.
+    term: u64,
+    /// `None` while the log is loading after the election (reconciliation).
+    coordinator: Option<Coordinator>,
+}
+
+/// The driver task's state: the election always, the coordinator while leading.
+struct Driver {
     store: Arc<dyn EventStore>,
-    mut commands: mpsc::Receiver<Command>,
     events: broadcast::Sender<ChangeEvent>,
-) {
-    let mut coordinator = lake_core::Coordinator::new(registry, BATCH_MAX);
-    let mut waiting: HashMap<u64, oneshot::Sender<Result<Reply, CommitError>>> = HashMap::new();
-    let mut next_request = 1u64;
-    let (written_tx, mut written_rx) = mpsc::unbounded_channel::<(u64, Result<(), StoreError>)>();
-    loop {
-        let event = tokio::select! {
-            Some((id, result)) = written_rx.recv() => Event::Written(id, result),
-            command = commands.recv() => match command {
-                Some(c) => Event::Command(c),
-                None => return,
+    election: Election,
+    serving: Option<Serving>,
+    waiting: HashMap<u64, ReplyTx>,
+    /// Commands that arrived while no coordinator was ready, with their arrival time.
+    queued: VecDeque<(Instant, Command)>,
+    next_request: u64,
+    terms: u64,
+    answers: mpsc::UnboundedSender<Event>,
+    /// Set by [`Metasrv::shutdown`]: resign, then answer this.
+    stopping: Option<oneshot::Sender<()>>,
+}
+
+type ReplyTx = oneshot::Sender<Result<Reply, CommitError>>;
+
+impl Driver {
+    /// Runs a blocking store call off the runtime and feeds its result back as an event.
+    fn store_call<T: Send + 'static>(
+        &self,
+        call: impl FnOnce(&dyn EventStore) -> T + Send + 'static,
+        event: impl FnOnce(T) -> Event + Send + 'static,
+    ) {
+        let store = self.store.clone();
+        let answers = self.answers.clone();
+        tokio::task::spawn_blocking(move || {
+            let _ = answers.send(event(call(store.as_ref())));
+        });
+    }
+
+    fn election(&mut self, input: ElectionInput) {
+        self.election.handle(input, now_ms());
+        while let Some(output) = self.election.poll() {
+            match output {
+                ElectionOutput::ReadLease => self.store_call(
+                    |store| store.read_lease(),
+                    |result| match result {
+                        Ok(lease) => Event::Election(ElectionInput::LeaseRead(lease)),
+                        Err(error) => {
+                            tracing::warn!(%error, "metasrv cannot read the lease");
+                            Event::Tick
+                        }
+                    },
+                ),
+                ElectionOutput::WriteLease {
+                    write_id,
+                    expected,
+                    lease,
+                } => self.store_call(
+                    move |store| store.write_lease(expected.as_ref(), &lease),
+                    move |result| {
+                        let outcome = match result {
+                            Ok(()) => {
+                                return Event::Election(ElectionInput::LeaseWritten { write_id });
+                            }
+                            Err(StoreError::ConditionFailed(_)) => WriteOutcome::NotWritten,
+                            Err(error) => {
+                                tracing::warn!(%error, "metasrv lease write failed");
+                                WriteOutcome::Unknown
+                            }
+                        };
+                        Event::Election(ElectionInput::LeaseWriteFailed { write_id, outcome })
+                    },
+                ),
+                ElectionOutput::Elected { epoch } => {
+                    tracing::info!(epoch, node = %self.election.config().node, "metasrv elected leader; loading the store");
+                    self.step_down();
+                    self.terms += 1;
+                    let term = self.terms;
+                    self.serving = Some(Serving {
+                        epoch,
+                        term,
+                        coordinator: None,
+                    });
+                    self.load(term, true, 0);
+                }
+                ElectionOutput::SteppedDown { epoch } => {
+                    tracing::warn!(epoch, "metasrv stepped down");
+                    self.step_down();
+                }
+            }
+        }
+    }
+
+    /// Leaves the leader role: callers waiting on a write hear "outcome unknown".
+    fn step_down(&mut self) {
+        if self.serving.take().is_some() {
+            for (_, tx) in self.waiting.drain() {
+                let _ = tx.send(Err(CommitError::OutcomeUnknown(
+                    "this Metasrv node lost its leadership".into(),
+                )));
+            }
+        }
+    }
+
+    fn not_leader(&self) -> CommitError {
+        CommitError::NotLeader {
+            leader: match self.election.leader() {
+                Some(l) if !l.is_released() && l.holder != self.election.config().node => {
+                    format!("leader is {} at {}", l.holder, l.address)
+                }
+                _ => "no leader is elected yet".into(),
             },
+        }
+    }
+
+    /// Whether another node leads, so that waiting here is pointless.
+    fn other_leads(&self) -> bool {
+        self.election
+            .leader()
+            .is_some_and(|l| !l.is_released() && l.holder != self.election.config().node)
+    }
+
+    /// Whether this node still serves term `term` (answers for older terms are dropped).
+    fn serves(&self, term: u64) -> bool {
+        self.serving.as_ref().is_some_and(|s| s.term == term)
+    }
+
+    fn ready(&self) -> bool {
+        let now = now_ms();
+        self.serving
+            .as_ref()
+            .is_some_and(|s| s.coordinator.is_some() && self.election.leading(now) == Some(s.epoch))
+    }
+
+    fn command(&mut self, command: Command) {
+        if let Command::Shutdown(done) = command {
+            self.stopping = Some(done);
+            return;
+        }
+        if !self.ready() {
+            if self.other_leads() {
+                if let Command::Mutate(_, reply) = command {
+                    let _ = reply.send(Err(self.not_leader()));
+                }
+            } else {
+                self.queued.push_back((Instant::now(), command));
+            }
+            return;
+        }
+        match command {
+            Command::Read(f) => {
+                if let Some(c) = self.serving.as_ref().and_then(|s| s.coordinator.as_ref()) {
+                    f(c.registry());
+                }
+            }
+            Command::Shutdown(_) => {}
+            Command::Mutate(mutation, reply) => {
+                let id = self.next_request;
+                self.next_request += 1;
+                self.waiting.insert(id, reply);
+                self.coordinate(Input::Request { id, mutation });
+            }
+        }
+    }
+
+    /// Serves queued commands once ready; refuses those that waited too long.
+    fn drain_queue(&mut self) {
+        while self.ready()
+            && let Some((_, command)) = self.queued.pop_front()
+        {
+            self.command(command);
+        }
+        while let Some((since, _)) = self.queued.front() {
+            if since.elapsed() < ELECTION_WAIT && !self.other_leads() {
+                break;
+            }
+            if let Some((_, Command::Mutate(_, reply))) = self.queued.pop_front() {
+                let _ = reply.send(Err(self.not_leader()));
+            }
+        }
+    }
+
+    fn coordinate(&mut self, input: Input) {
+        let now = now_ms();
+        let fence = self.election.fence(now);
+        let Some(serving) = &mut self.serving else {
+            return;
         };
-        let input = match event {
-            Event::Command(Command::Read(f)) => {
-                f(coordinator.registry());
+        let (epoch, term) = (serving.epoch, serving.term);
+        let Some(coordinator) = &mut serving.coordinator else {
+            return;
+        };
+        coordinator.handle(input, now);
+        let mut loads = Vec::new();
+        let mut writes = Vec::new();
+        while let Some(output) = coordinator.poll() {
+            match output {
+                Output::Write(write) => writes.push(write),
+                Output::Reply { id, result } => {
+                    if let Some(tx) = self.waiting.remove(&id) {
+                        let _ = tx.send(result);
+                    }
+                }
+                Output::Publish(published) => {
+                    for event in published {
+                        // No receivers is fine: watchers re-read the store on subscribe.
+                        let _ = self.events.send(event);
+                    }
+                }
+                Output::Load { after_revision } => loads.push(after_revision),
+            }
+        }
+        for write in writes {
+            let write_id = write.write_id;
+            let Some(fence) = fence.clone().filter(|f| f.epoch == epoch) else {
+                // The lease ran out while planning: fail the write; the step down follows.
+                self.answers
+                    .send(Event::Written {
+                        term,
+                        write_id,
+                        result: Err(StoreError::ConditionFailed("leadership expired".into())),
+                    })
+                    .ok();
                 continue;
+            };
+            self.store_call(
+                move |store| store.append(&fence, write.base_revision, &write.events),
+                move |result| Event::Written {
+                    term,
+                    write_id,
+                    result,
+                },
+            );
+        }
+        for after in loads {
+            self.load(term, false, after);
+        }
+    }
+
+    /// Reads the log after `after` for serving term `term`: all of it to reconcile after an
+    /// election, or the catch-up the coordinator asked for.
+    fn load(&self, term: u64, reconcile: bool, after: u64) {
+        self.store_call(
+            move |store| store.read_after(after, usize::MAX),
+            move |result| Event::Loaded {
+                term,
+                reconcile,
+                result,
+            },
+        );
+    }
+
+    fn loaded(&mut self, term: u64, reconcile: bool, result: Result<Vec<ChangeEvent>, StoreError>) {
+        if !self.serves(term) {
+            return;
+        }
+        let events = match result {
+            Ok(events) => events,
+            Err(error) => {
+                // Serving from a view that may be stale is not allowed: give the
+                // leadership up and let the election retry (here or on another node).
+                tracing::error!(%error, "metasrv cannot read its store; resigning the epoch");
+                self.step_down();
+                return;
             }
-            Event::Command(Command::Mutate(mutation, reply)) => {
-                let id = next_request;
-                next_request += 1;
-                waiting.insert(id, reply);
-                Input::Request { id, mutation }
+        };
+        if reconcile {
+            let mut registry = Registry::new();
+            for event in &events {
+                if let Err(error) = registry.apply(event) {
+                    tracing::error!(%error, "metasrv store does not replay; not serving");
+                    self.step_down();
+                    return;
+                }
             }
-            Event::Written(write_id, Ok(())) => Input::WriteDone { write_id },
-            Event::Written(write_id, Err(error)) => {
+            if let Some(serving) = &mut self.serving {
+                tracing::info!(
+                    epoch = serving.epoch,
+                    revision = registry.revision(),
+                    "metasrv serving"
+                );
+                serving.coordinator = Some(Coordinator::new(registry, BATCH_MAX));
+            }
+        } else {
+            self.coordinate(Input::Loaded(events));
+        }
+    }
+
+    fn written(&mut self, term: u64, write_id: u64, result: Result<(), StoreError>) {
+        if !self.serves(term) {
+            return;
+        }
+        let input = match result {
+            Ok(()) => Input::WriteDone { write_id },
+            Err(error) => {
                 let outcome = match error {
-                    StoreError::RevisionMismatch { .. } => WriteOutcome::NotWritten,
+                    StoreError::RevisionMismatch { .. } | StoreError::ConditionFailed(_) => {
+                        WriteOutcome::NotWritten
+                    }
                     _ => WriteOutcome::Unknown,
                 };
                 tracing::warn!(%error, "metasrv store write failed");
@@ -204,46 +535,96 @@ async fn drive(
                 }
             }
         };
-        coordinator.handle(input, now_ms());
-        while let Some(output) = coordinator.poll() {
-            match output {
-                Output::Write(write) => {
-                    let store = store.clone();
-                    let done = written_tx.clone();
-                    tokio::task::spawn_blocking(move || {
-                        let result = store.append(write.base_revision, &write.events);
-                        let _ = done.send((write.write_id, result));
-                    });
+        self.coordinate(input);
+    }
+}
+
+async fn drive(
+    store: Arc<dyn EventStore>,
+    election: Election,
+    mut commands: mpsc::Receiver<Command>,
+    events: broadcast::Sender<ChangeEvent>,
+) {
+    let (answers, mut answer_rx) = mpsc::unbounded_channel();
+    let mut driver = Driver {
+        store,
+        events,
+        election,
+        serving: None,
+        waiting: HashMap::new(),
+        queued: VecDeque::new(),
+        next_request: 1,
+        terms: 0,
+        answers,
+        stopping: None,
+    };
+    loop {
+        let wait_ms = driver
+            .election
+            .next_deadline_ms()
+            .saturating_sub(now_ms())
+            .clamp(1, 500);
+        let event = tokio::select! {
+            Some(event) = answer_rx.recv() => event,
+            command = commands.recv() => command.map_or(Event::Closed, Event::Command),
+            () = tokio::time::sleep(Duration::from_millis(wait_ms.unsigned_abs())) => Event::Tick,
+        };
+        match event {
+            Event::Closed => {
+                driver.resign().await;
+                return;
+            }
+            Event::Command(command) => driver.command(command),
+            Event::Election(input) => driver.election(input),
+            Event::Written {
+                term,
+                write_id,
+                result,
+            } => driver.written(term, write_id, result),
+            Event::Loaded {
+                term,
+                reconcile,
+                result,
+            } => driver.loaded(term, reconcile, result),
+            Event::Tick => {}
+        }
+        if let Some(done) = driver.stopping.take() {
+            driver.resign().await;
+            let _ = done.send(());
+            return;
+        }
+        driver.election(ElectionInput::Tick);
+        driver.drain_queue();
+    }
+}
+
+impl Driver {
+    /// Gives the leadership up and writes the released lease before returning.
+    async fn resign(&mut self) {
+        self.election.handle(ElectionInput::Resign, now_ms());
+        self.step_down();
+        while let Some(output) = self.election.poll() {
+            if let ElectionOutput::WriteLease {
+                expected, lease, ..
+            } = output
+            {
+                let store = self.store.clone();
+                let written = tokio::task::spawn_blocking(move || {
+                    store.write_lease(expected.as_ref(), &lease)
+                })
+                .await;
+                match written {
+                    Ok(Ok(())) => tracing::info!("metasrv released its lease"),
+                    Ok(Err(error)) => tracing::warn!(%error, "metasrv could not release its lease"),
+                    Err(error) => tracing::warn!(%error, "metasrv lease release task failed"),
                 }
-                Output::Reply { id, result } => {
-                    if let Some(tx) = waiting.remove(&id) {
-                        let _ = tx.send(result);
-                    }
-                }
-                Output::Publish(published) => {
-                    for event in published {
-                        // No receivers is fine: watchers re-read the store on subscribe.
-                        let _ = events.send(event);
-                    }
-                }
-                Output::Load { after_revision } => {
-                    let store = store.clone();
-                    let loaded = tokio::task::spawn_blocking(move || {
-                        store.read_after(after_revision, usize::MAX)
-                    })
-                    .await;
-                    match loaded {
-                        Ok(Ok(events)) => coordinator.handle(Input::Loaded(events), now_ms()),
-                        Ok(Err(e)) => {
-                            tracing::error!(error = %e, "metasrv cannot reload its store; stopping");
-                            return;
-                        }
-                        Err(e) => {
-                            tracing::error!(error = %e, "metasrv reload task failed; stopping");
-                            return;
-                        }
-                    }
-                }
+            }
+        }
+        for (_, command) in self.queued.drain(..) {
+            if let Command::Mutate(_, reply) = command {
+                let _ = reply.send(Err(CommitError::NotLeader {
+                    leader: "this Metasrv node is shutting down".into(),
+                }));
             }
         }
     }

@@ -1,20 +1,25 @@
-//! The durable authority behind the coordinator: an append-only log of change events.
+//! The durable authority behind the coordinator: an append-only log of change events and
+//! the leader lease that fences every append.
 //!
 //! The registry is the fold of the log (`Registry::apply` of every event in revision
 //! order), so one write per group commit suffices and the watch stream reads the same
-//! records. [`RocksStore`] is the embedded backend.
+//! records. The lease is the record `lake_core::election` competes for; every append is
+//! conditioned on it still naming the appending leader ([`Fence`]), atomically with the
+//! revision check. [`RocksStore`] is the embedded backend.
 //!
 //! RocksDB layout (one column family):
 //! * `e/<revision as 20 digits>` → protobuf `ChangeEvent`
 //! * `m/revision` → last revision, 8 bytes big-endian
+//! * `m/lease` → protobuf `Lease`
 //!
-//! Every append is one `WriteBatch` written with `sync = true`, so it is on disk before the
-//! coordinator acknowledges anything in it.
+//! Every write is one `WriteBatch` written with `sync = true`, so it is on disk before the
+//! coordinator (or the election) acts on it. A mutex makes each check-then-write one step
+//! within the process; RocksDB's directory lock keeps other processes out.
 
 use std::path::Path;
 use std::sync::Mutex;
 
-use lake_core::{ChangeEvent, Registry};
+use lake_core::{ChangeEvent, Fence, Lease, Registry};
 use prost::Message;
 
 use crate::convert;
@@ -26,6 +31,10 @@ pub enum StoreError {
     /// The store is not at the expected revision: definitely not written.
     #[error("store is at revision {actual}, the write expected {expected}")]
     RevisionMismatch { expected: u64, actual: u64 },
+    /// The lease no longer names the writer (a new leader took over), or a lease write
+    /// found another record than it expected: definitely not written.
+    #[error("store condition failed: {0}")]
+    ConditionFailed(String),
     /// An I/O error: for a write, the outcome is unknown.
     #[error("store I/O error: {0}")]
     Io(String),
@@ -37,11 +46,31 @@ pub enum StoreError {
 /// A durable, append-only event log with a conditional append.
 pub trait EventStore: Send + Sync + 'static {
     /// Appends `events` (revisions `base_revision + 1 ..`) atomically and durably, if and
-    /// only if the log currently ends at `base_revision`.
+    /// only if the log currently ends at `base_revision` and the lease still admits `fence`
+    /// ([`Fence::admits`]), both checked in the same atomic step as the write.
     ///
     /// # Errors
-    /// [`StoreError::RevisionMismatch`] (nothing written) or [`StoreError::Io`] (unknown).
-    fn append(&self, base_revision: u64, events: &[ChangeEvent]) -> Result<(), StoreError>;
+    /// [`StoreError::RevisionMismatch`] or [`StoreError::ConditionFailed`] (nothing
+    /// written), or [`StoreError::Io`] (outcome unknown).
+    fn append(
+        &self,
+        fence: &Fence,
+        base_revision: u64,
+        events: &[ChangeEvent],
+    ) -> Result<(), StoreError>;
+
+    /// The lease record, if one was ever written.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] or [`StoreError::Corrupt`].
+    fn read_lease(&self) -> Result<Option<Lease>, StoreError>;
+
+    /// Writes `lease` durably if and only if the stored record equals `expected` (`None`:
+    /// no record yet).
+    ///
+    /// # Errors
+    /// [`StoreError::ConditionFailed`] (nothing written) or [`StoreError::Io`] (unknown).
+    fn write_lease(&self, expected: Option<&Lease>, lease: &Lease) -> Result<(), StoreError>;
 
     /// Up to `limit` events with revision > `after`, in order.
     ///
@@ -77,6 +106,7 @@ pub trait EventStore: Send + Sync + 'static {
 }
 
 const REVISION_KEY: &[u8] = b"m/revision";
+const LEASE_KEY: &[u8] = b"m/lease";
 
 fn event_key(revision: u64) -> Vec<u8> {
     format!("e/{revision:020}").into_bytes()
@@ -85,8 +115,8 @@ fn event_key(revision: u64) -> Vec<u8> {
 /// The embedded store: RocksDB in a local directory.
 pub struct RocksStore {
     db: rocksdb::DB,
-    // Serializes appends so the revision check and the write are one step.
-    append_lock: Mutex<()>,
+    // Serializes conditional writes so each check and its write are one step.
+    write_lock: Mutex<()>,
 }
 
 fn io(e: rocksdb::Error) -> StoreError {
@@ -105,17 +135,45 @@ impl RocksStore {
         let db = rocksdb::DB::open(&options, dir).map_err(io)?;
         Ok(Self {
             db,
-            append_lock: Mutex::new(()),
+            write_lock: Mutex::new(()),
         })
     }
 }
 
-impl EventStore for RocksStore {
-    fn append(&self, base_revision: u64, events: &[ChangeEvent]) -> Result<(), StoreError> {
-        let _guard = self
-            .append_lock
+impl RocksStore {
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, ()>, StoreError> {
+        self.write_lock
             .lock()
-            .map_err(|_| StoreError::Io("append lock poisoned".into()))?;
+            .map_err(|_| StoreError::Io("store write lock poisoned".into()))
+    }
+
+    fn write_synced(&self, batch: rocksdb::WriteBatch) -> Result<(), StoreError> {
+        let mut write_options = rocksdb::WriteOptions::default();
+        write_options.set_sync(true);
+        self.db.write_opt(batch, &write_options).map_err(io)
+    }
+}
+
+impl EventStore for RocksStore {
+    fn append(
+        &self,
+        fence: &Fence,
+        base_revision: u64,
+        events: &[ChangeEvent],
+    ) -> Result<(), StoreError> {
+        let _guard = self.lock()?;
+        let lease = self.read_lease()?;
+        if !fence.admits(lease.as_ref()) {
+            return Err(StoreError::ConditionFailed(format!(
+                "the write of leader {} (epoch {}) is fenced off: the lease is now {}",
+                fence.holder,
+                fence.epoch,
+                lease.map_or("absent".to_string(), |l| format!(
+                    "epoch {} held by {:?}",
+                    l.epoch, l.holder
+                ))
+            )));
+        }
         let actual = self.revision()?;
         if actual != base_revision {
             return Err(StoreError::RevisionMismatch {
@@ -131,9 +189,31 @@ impl EventStore for RocksStore {
             last = event.revision;
         }
         batch.put(REVISION_KEY, last.to_be_bytes());
-        let mut write_options = rocksdb::WriteOptions::default();
-        write_options.set_sync(true);
-        self.db.write_opt(batch, &write_options).map_err(io)
+        self.write_synced(batch)
+    }
+
+    fn read_lease(&self) -> Result<Option<Lease>, StoreError> {
+        let Some(bytes) = self.db.get(LEASE_KEY).map_err(io)? else {
+            return Ok(None);
+        };
+        let decoded = proto::Lease::decode(bytes.as_slice()).map_err(|e| StoreError::Corrupt {
+            revision: 0,
+            message: format!("lease record: {e}"),
+        })?;
+        Ok(Some(decoded.into()))
+    }
+
+    fn write_lease(&self, expected: Option<&Lease>, lease: &Lease) -> Result<(), StoreError> {
+        let _guard = self.lock()?;
+        let current = self.read_lease()?;
+        if current.as_ref() != expected {
+            return Err(StoreError::ConditionFailed(format!(
+                "the lease is {current:?}, the write expected {expected:?}"
+            )));
+        }
+        let mut batch = rocksdb::WriteBatch::default();
+        batch.put(LEASE_KEY, proto::Lease::from(lease).encode_to_vec());
+        self.write_synced(batch)
     }
 
     fn read_after(&self, after: u64, limit: usize) -> Result<Vec<ChangeEvent>, StoreError> {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use lake_core::commit::{Applied, Mutation};
-use lake_core::{ChangeKind, ManifestRef};
+use lake_core::{ChangeKind, Lease, ManifestRef};
 use lake_metasrv::{EventStore, Metasrv, MetasrvClient, RocksStore, StoreError};
 
 async fn start(dir: &std::path::Path) -> (MetasrvClient, Arc<RocksStore>) {
@@ -164,18 +164,35 @@ async fn acknowledged_changes_survive_a_restart() {
     assert_eq!(registry.revision(), store.revision().expect("revision"));
 }
 
-#[test]
-fn a_stale_append_is_refused_and_writes_nothing() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = RocksStore::open(dir.path()).expect("open");
-    let event = |revision| lake_core::ChangeEvent {
+fn lease(epoch: u64, holder: &str, renewal: u64) -> Lease {
+    Lease {
+        epoch,
+        holder: holder.into(),
+        address: format!("{holder}:7000"),
+        renewal,
+    }
+}
+
+fn namespace_event(revision: u64) -> lake_core::ChangeEvent {
+    lake_core::ChangeEvent {
         revision,
         kind: ChangeKind::NamespaceCreated {
             name: format!("n{revision}"),
         },
-    };
-    store.append(0, &[event(1), event(2)]).expect("append");
-    let stale = store.append(1, &[event(2)]).expect_err("stale");
+    }
+}
+
+#[test]
+fn a_stale_append_is_refused_and_writes_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = RocksStore::open(dir.path()).expect("open");
+    store.write_lease(None, &lease(1, "a", 0)).expect("lease");
+    let fence = lease(1, "a", 0).fence();
+    let event = namespace_event;
+    store
+        .append(&fence, 0, &[event(1), event(2)])
+        .expect("append");
+    let stale = store.append(&fence, 1, &[event(2)]).expect_err("stale");
     assert!(matches!(
         stale,
         StoreError::RevisionMismatch {
@@ -184,4 +201,133 @@ fn a_stale_append_is_refused_and_writes_nothing() {
         }
     ));
     assert_eq!(store.read_after(0, 100).expect("read").len(), 2);
+}
+
+#[test]
+fn lease_writes_are_conditional_and_appends_are_fenced_by_the_epoch() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = RocksStore::open(dir.path()).expect("open");
+    assert_eq!(store.read_lease().expect("read"), None);
+    store
+        .write_lease(None, &lease(1, "a", 0))
+        .expect("first lease");
+    // A write that expects another record than the stored one is refused.
+    let err = store
+        .write_lease(None, &lease(1, "b", 0))
+        .expect_err("taken");
+    assert!(matches!(err, StoreError::ConditionFailed(_)), "{err}");
+    store
+        .write_lease(Some(&lease(1, "a", 0)), &lease(1, "a", 1))
+        .expect("renewal");
+    store
+        .write_lease(Some(&lease(1, "a", 1)), &lease(2, "b", 0))
+        .expect("takeover");
+    assert_eq!(store.read_lease().expect("read"), Some(lease(2, "b", 0)));
+    // The deposed leader's append is refused even at the right revision.
+    let err = store
+        .append(&lease(1, "a", 1).fence(), 0, &[namespace_event(1)])
+        .expect_err("fenced");
+    assert!(err.to_string().contains("fenced off"), "{err}");
+    assert_eq!(store.revision().expect("revision"), 0);
+    store
+        .append(&lease(2, "b", 0).fence(), 0, &[namespace_event(1)])
+        .expect("the new leader appends");
+    // The lease survives a reopen.
+    drop(store);
+    let store = RocksStore::open(dir.path()).expect("reopen");
+    assert_eq!(store.read_lease().expect("read"), Some(lease(2, "b", 0)));
+    assert_eq!(store.revision().expect("revision"), 1);
+}
+
+fn node(name: &str) -> lake_core::ElectionConfig {
+    lake_core::ElectionConfig {
+        node: name.into(),
+        address: format!("{name}.test:7000"),
+        lease_ms: 600,
+        renew_interval_ms: 100,
+        clock_bound_ms: 50,
+    }
+}
+
+/// Retries `mutation` on `node` while it answers "not the leader", up to `within`; returns
+/// the reply and how long it took.
+async fn once_leading(node: &Metasrv, mutation: Mutation, within: Duration) -> (u64, Duration) {
+    let started = std::time::Instant::now();
+    loop {
+        match node.mutate(mutation.clone()).await {
+            Ok(reply) => return (reply.revision, started.elapsed()),
+            Err(e) if started.elapsed() < within => {
+                assert!(e.to_string().contains("not the leader"), "{e}");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(e) => panic!("never took over: {e}"),
+        }
+    }
+}
+
+fn namespace(name: &str) -> Mutation {
+    Mutation::CreateNamespace { name: name.into() }
+}
+
+/// Nodes on one store: one leads and the other refuses writes naming it; a graceful
+/// shutdown hands over at once and the new leader continues the same history; after a crash
+/// (no release) nobody takes over before the lease has run out, and the crashed leader's
+/// fence no longer admits writes.
+#[tokio::test]
+async fn nodes_elect_one_leader_and_hand_over_on_shutdown_or_crash() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store: Arc<dyn EventStore> = Arc::new(RocksStore::open(dir.path()).expect("open"));
+    let a = Metasrv::start_node(store.clone(), node("a")).expect("a");
+    a.mutate(namespace("ns"))
+        .await
+        .expect("a leads the empty store");
+    // b runs on a runtime of its own, so that dropping the runtime is a crash.
+    let b_runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let b = {
+        let _entered = b_runtime.enter();
+        Metasrv::start_node(store.clone(), node("b")).expect("b")
+    };
+    let refused = b.mutate(namespace("other")).await.expect_err("b follows");
+    let message = refused.to_string();
+    assert!(
+        message.contains("not the leader") && message.contains("a.test:7000"),
+        "{message}"
+    );
+    assert_eq!(store.revision().expect("revision"), 1);
+
+    // Graceful: a releases its lease and b serves well within one lease period.
+    a.shutdown().await;
+    let (revision, took) = once_leading(&b, namespace("other"), Duration::from_secs(5)).await;
+    assert_eq!(revision, 2, "b continued the same history");
+    assert!(took < Duration::from_millis(600), "handover took {took:?}");
+    let lease = store.read_lease().expect("lease").expect("present");
+    assert_eq!((lease.epoch, lease.holder.as_str()), (2, "b"));
+
+    // Crash: b's tasks vanish without releasing. c must wait the lease out.
+    b_runtime.shutdown_background();
+    let c = Metasrv::start_node(store.clone(), node("c")).expect("c");
+    let (revision, took) = once_leading(&c, namespace("third"), Duration::from_secs(10)).await;
+    assert_eq!(revision, 3);
+    assert!(
+        took >= Duration::from_millis(600),
+        "took over a live lease after {took:?}"
+    );
+    let lease = store.read_lease().expect("lease").expect("present");
+    assert_eq!((lease.epoch, lease.holder.as_str()), (3, "c"));
+    let err = store
+        .append(
+            &lake_core::Fence {
+                epoch: 2,
+                holder: "b".into(),
+            },
+            3,
+            &[namespace_event(4)],
+        )
+        .expect_err("fenced");
+    assert!(matches!(err, StoreError::ConditionFailed(_)), "{err}");
+    drop(b);
 }
