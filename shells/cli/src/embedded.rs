@@ -34,12 +34,15 @@ impl Embedded {
         format!("http://{}", self.flight_addr)
     }
 
-    /// Waits until the Flight server stops.
+    /// Waits until the Flight server stops, then shuts Metasrv down (releasing its lease,
+    /// so the next start need not wait for it to expire).
     ///
     /// # Errors
     /// The server's failure.
     pub async fn wait(self) -> anyhow::Result<()> {
-        self.server.await??;
+        let served = self.server.await;
+        self.metasrv.shutdown().await;
+        served??;
         Ok(())
     }
 }
