@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 CARGO_TARGET_DIR="$target" cargo test --workspace --locked
-RUSTFLAGS="--cfg madsim" CARGO_TARGET_DIR="${MADSIM_TARGET_DIR:-$target/madsim}" \
-  cargo test -p lake-simtests --locked
+# A few hundred seeds per simulation (from the clock; a failure prints its replay command).
+MADSIM_TEST_NUM="${MADSIM_TEST_NUM:-300}" RUSTFLAGS="--cfg madsim" \
+  CARGO_TARGET_DIR="${MADSIM_TARGET_DIR:-$target/madsim}" cargo test -p lake-simtests --locked
 CARGO_TARGET_DIR="$target" python3 -m pytest -q shells/cli/tests/python

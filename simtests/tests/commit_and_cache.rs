@@ -126,7 +126,7 @@ async fn leader(
     let mut waiting: BTreeMap<u64, ReplyTx> = BTreeMap::new();
     let mut next_id = 0u64;
     loop {
-        let input = futures::select! {
+        let input = futures::select_biased! {
             request = requests.next() => {
                 let Some((mutation, reply)) = request else { return };
                 if chance(world.borrow().faults.leader_crash_per_request) {
@@ -214,7 +214,7 @@ async fn call(
 ) -> Option<Result<Reply, CommitError>> {
     let (tx, rx) = oneshot::channel();
     requests.unbounded_send((mutation, tx)).ok()?;
-    futures::select! {
+    futures::select_biased! {
         reply = rx.fuse() => reply.ok(),
         _ = sleep(Duration::from_secs(2)).fuse() => None,
     }
@@ -282,7 +282,7 @@ async fn replica(
     cache.handle(CacheInput::StreamUp, now);
     let index = node - 1;
     loop {
-        let event = futures::select! {
+        let event = futures::select_biased! {
             e = stream.next() => e,
             _ = sleep(Duration::from_millis(200)).fuse() => None,
         };
