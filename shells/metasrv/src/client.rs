@@ -39,23 +39,59 @@ pub struct MetasrvClient {
 }
 
 impl MetasrvClient {
-    /// Connects to `endpoint` (e.g. `http://127.0.0.1:50052`).
+    /// Connects to `endpoint` (e.g. `http://127.0.0.1:50052`), or to several Metasrv nodes
+    /// given as a comma-separated list (`http://a:7000,http://b:7000`): calls are spread
+    /// over the nodes that are up (tonic's `Channel::balance_list`), and any node forwards
+    /// to the leader.
     ///
     /// # Errors
-    /// [`MetasrvError::Connect`] when the endpoint is malformed or unreachable.
+    /// [`MetasrvError::Connect`] when an endpoint is malformed, or (for a single endpoint)
+    /// unreachable.
     pub async fn connect(endpoint: &str) -> Result<Self, MetasrvError> {
         let connect_error = |message: String| MetasrvError::Connect {
             endpoint: endpoint.to_string(),
             message,
         };
-        let channel = Channel::from_shared(endpoint.to_string())
-            .map_err(|e| connect_error(e.to_string()))?
-            .connect()
-            .await
-            .map_err(|e| connect_error(e.to_string()))?;
+        let endpoints: Vec<&str> = endpoint
+            .split(',')
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+            .collect();
+        let channel = match endpoints.as_slice() {
+            [] => return Err(connect_error("no endpoint given".into())),
+            [one] => Channel::from_shared(one.to_string())
+                .map_err(|e| connect_error(e.to_string()))?
+                .connect()
+                .await
+                .map_err(|e| connect_error(e.to_string()))?,
+            several => {
+                let mut list = Vec::new();
+                for e in several {
+                    list.push(
+                        Channel::from_shared(e.to_string())
+                            .map_err(|err| connect_error(format!("{e}: {err}")))?
+                            .connect_timeout(std::time::Duration::from_secs(2)),
+                    );
+                }
+                Channel::balance_list(list.into_iter())
+            }
+        };
         Ok(Self {
             rpc: RpcClient::new(channel),
         })
+    }
+
+    /// This node's health and readiness view.
+    ///
+    /// # Errors
+    /// Transport errors.
+    pub async fn node_status(&self) -> Result<proto::NodeStatusResponse, MetasrvError> {
+        Ok(self
+            .rpc
+            .clone()
+            .node_status(proto::NodeStatusRequest {})
+            .await?
+            .into_inner())
     }
 
     /// Creates a namespace; returns the revision that includes it.

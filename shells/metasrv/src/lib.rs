@@ -9,6 +9,7 @@
 
 pub mod client;
 pub mod convert;
+pub mod dynamo;
 mod error;
 pub mod server;
 pub mod store;
@@ -20,6 +21,7 @@ pub mod proto {
 }
 
 pub use client::MetasrvClient;
+pub use dynamo::DynamoStore;
 pub use error::MetasrvError;
 pub use server::{Metasrv, single_node_election};
 pub use store::{EventStore, RocksStore, StoreError};

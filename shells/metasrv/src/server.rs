@@ -12,13 +12,15 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use futures::Stream;
 use lake_core::commit::{Applied, Input, Mutation, Output, Reply};
 use lake_core::election::{Election, ElectionConfig, ElectionInput, ElectionOutput};
-use lake_core::{ChangeEvent, CommitError, Coordinator, Registry, WriteOutcome};
-use tokio::sync::{broadcast, mpsc, oneshot};
+use lake_core::{ChangeEvent, CommitError, Coordinator, Lease, Registry, WriteOutcome};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
 use crate::MetasrvError;
 use crate::convert;
 use crate::proto;
+use crate::proto::metasrv_client::MetasrvClient as RpcClient;
 use crate::proto::metasrv_server::{Metasrv as MetasrvRpc, MetasrvServer};
 use crate::store::{EventStore, StoreError};
 
@@ -27,7 +29,7 @@ const BATCH_MAX: usize = 256;
 /// Events buffered per watcher before it must re-read from the store.
 const WATCH_BUFFER: usize = 4096;
 
-type ReadFn = Box<dyn FnOnce(&Registry) + Send>;
+type ReadFn = Box<dyn FnOnce(Result<&Registry, CommitError>) + Send>;
 
 enum Command {
     Mutate(Mutation, oneshot::Sender<Result<Reply, CommitError>>),
@@ -42,6 +44,41 @@ fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
+/// gRPC metadata key marking a call a follower forwarded to the leader (never forwarded
+/// again).
+const FORWARDED_HEADER: &str = "x-lake-forwarded";
+/// How often a watch with no live events re-reads the store (how followers follow).
+const WATCH_POLL: Duration = Duration::from_millis(50);
+
+/// A client to the leader at an address.
+type LeaderRpc = (String, RpcClient<Channel>);
+
+/// One node's view of the cluster, as the driver last saw it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeState {
+    /// This node's id.
+    pub node: String,
+    /// The epoch this node serves as leader (elected and the store loaded).
+    pub serving: Option<u64>,
+    /// The lease as this node last read or wrote it.
+    pub leader: Option<Lease>,
+    /// The store revision this node last saw (its coordinator's, while serving).
+    pub revision: u64,
+}
+
+impl NodeState {
+    /// The address of another node that holds the lease, where this node forwards.
+    pub fn forward_to(&self) -> Option<&str> {
+        if self.serving.is_some() {
+            return None;
+        }
+        self.leader
+            .as_ref()
+            .filter(|l| !l.is_released() && l.holder != self.node && !l.address.is_empty())
+            .map(|l| l.address.as_str())
+    }
+}
+
 /// A running Metasrv: the coordinator's driver task plus handles to reach it.
 #[derive(Clone)]
 pub struct Metasrv {
@@ -49,6 +86,9 @@ pub struct Metasrv {
     events: broadcast::Sender<ChangeEvent>,
     store: Arc<dyn EventStore>,
     requests: Arc<AtomicU64>,
+    state: watch::Receiver<NodeState>,
+    /// The leader's client, by address, for forwarding.
+    leader_rpc: Arc<std::sync::Mutex<Option<LeaderRpc>>>,
 }
 
 impl Metasrv {
@@ -73,6 +113,10 @@ impl Metasrv {
         store: Arc<dyn EventStore>,
         election: ElectionConfig,
     ) -> Result<Self, MetasrvError> {
+        let (state_tx, state) = watch::channel(NodeState {
+            node: election.node.clone(),
+            ..NodeState::default()
+        });
         let election = Election::new(election).map_err(MetasrvError::Config)?;
         let (commands, rx) = mpsc::channel(1024);
         let (events, _) = broadcast::channel(WATCH_BUFFER);
@@ -81,9 +125,41 @@ impl Metasrv {
             events: events.clone(),
             store: store.clone(),
             requests: Arc::new(AtomicU64::new(0)),
+            state,
+            leader_rpc: Arc::new(std::sync::Mutex::new(None)),
         };
-        tokio::spawn(drive(store, election, rx, events));
+        tokio::spawn(drive(store, election, rx, events, state_tx));
         Ok(metasrv)
+    }
+
+    /// This node's view of the cluster (health and readiness).
+    pub fn status(&self) -> NodeState {
+        self.state.borrow().clone()
+    }
+
+    /// The leader's client when this node should forward `request` there: it does not
+    /// serve, another node holds the lease, and the request was not forwarded already.
+    fn forward<T>(&self, request: &Request<T>) -> Option<RpcClient<Channel>> {
+        if request.metadata().contains_key(FORWARDED_HEADER) {
+            return None;
+        }
+        let address = self.state.borrow().forward_to()?.to_string();
+        let mut cached = self
+            .leader_rpc
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((at, rpc)) = cached.as_ref()
+            && *at == address
+        {
+            return Some(rpc.clone());
+        }
+        let channel = Channel::from_shared(format!("http://{address}"))
+            .ok()?
+            .connect_timeout(Duration::from_secs(2))
+            .connect_lazy();
+        let rpc = RpcClient::new(channel);
+        *cached = Some((address, rpc.clone()));
+        Some(rpc)
     }
 
     /// Stops the node: it steps down, releases its lease (so another node, or the next
@@ -118,13 +194,13 @@ impl Metasrv {
     ) -> Result<T, MetasrvError> {
         let (tx, rx) = oneshot::channel();
         let read: ReadFn = Box::new(move |registry| {
-            let _ = tx.send(f(registry));
+            let _ = tx.send(registry.map(f));
         });
         self.commands
             .send(Command::Read(read))
             .await
             .map_err(|_| MetasrvError::ShuttingDown)?;
-        rx.await.map_err(|_| MetasrvError::ShuttingDown)
+        Ok(rx.await.map_err(|_| MetasrvError::ShuttingDown)??)
     }
 
     /// gRPC requests served so far (each unary call and each opened watch stream counts
@@ -290,7 +366,7 @@ impl Driver {
                             Ok(()) => {
                                 return Event::Election(ElectionInput::LeaseWritten { write_id });
                             }
-                            Err(StoreError::ConditionFailed(_)) => WriteOutcome::NotWritten,
+                            Err(error) if error.not_written() => WriteOutcome::NotWritten,
                             Err(error) => {
                                 tracing::warn!(%error, "metasrv lease write failed");
                                 WriteOutcome::Unknown
@@ -341,6 +417,32 @@ impl Driver {
         }
     }
 
+    /// Answers `command` with `error`.
+    fn refuse(&mut self, command: Command, error: CommitError) {
+        match command {
+            Command::Mutate(_, reply) => {
+                let _ = reply.send(Err(error));
+            }
+            Command::Read(f) => f(Err(error)),
+            Command::Shutdown(done) => self.stopping = Some(done),
+        }
+    }
+
+    /// The node state for [`Metasrv::status`].
+    fn state(&self) -> NodeState {
+        let coordinator = self.serving.as_ref().and_then(|s| s.coordinator.as_ref());
+        NodeState {
+            node: self.election.config().node.clone(),
+            serving: self
+                .serving
+                .as_ref()
+                .filter(|_| self.ready())
+                .map(|s| s.epoch),
+            leader: self.election.leader().cloned(),
+            revision: coordinator.map_or(0, |c| c.registry().revision()),
+        }
+    }
+
     /// Whether another node leads, so that waiting here is pointless.
     fn other_leads(&self) -> bool {
         self.election
@@ -367,9 +469,7 @@ impl Driver {
         }
         if !self.ready() {
             if self.other_leads() {
-                if let Command::Mutate(_, reply) = command {
-                    let _ = reply.send(Err(self.not_leader()));
-                }
+                self.refuse(command, self.not_leader());
             } else {
                 self.queued.push_back((Instant::now(), command));
             }
@@ -378,7 +478,7 @@ impl Driver {
         match command {
             Command::Read(f) => {
                 if let Some(c) = self.serving.as_ref().and_then(|s| s.coordinator.as_ref()) {
-                    f(c.registry());
+                    f(Ok(c.registry()));
                 }
             }
             Command::Shutdown(_) => {}
@@ -402,8 +502,8 @@ impl Driver {
             if since.elapsed() < ELECTION_WAIT && !self.other_leads() {
                 break;
             }
-            if let Some((_, Command::Mutate(_, reply))) = self.queued.pop_front() {
-                let _ = reply.send(Err(self.not_leader()));
+            if let Some((_, command)) = self.queued.pop_front() {
+                self.refuse(command, self.not_leader());
             }
         }
     }
@@ -507,7 +607,8 @@ impl Driver {
                     revision = registry.revision(),
                     "metasrv serving"
                 );
-                serving.coordinator = Some(Coordinator::new(registry, BATCH_MAX));
+                let batch_max = BATCH_MAX.min(self.store.max_events_per_append());
+                serving.coordinator = Some(Coordinator::new(registry, batch_max));
             }
         } else {
             self.coordinate(Input::Loaded(events));
@@ -521,11 +622,10 @@ impl Driver {
         let input = match result {
             Ok(()) => Input::WriteDone { write_id },
             Err(error) => {
-                let outcome = match error {
-                    StoreError::RevisionMismatch { .. } | StoreError::ConditionFailed(_) => {
-                        WriteOutcome::NotWritten
-                    }
-                    _ => WriteOutcome::Unknown,
+                let outcome = if error.not_written() {
+                    WriteOutcome::NotWritten
+                } else {
+                    WriteOutcome::Unknown
                 };
                 tracing::warn!(%error, "metasrv store write failed");
                 Input::WriteFailed {
@@ -544,6 +644,7 @@ async fn drive(
     election: Election,
     mut commands: mpsc::Receiver<Command>,
     events: broadcast::Sender<ChangeEvent>,
+    state: watch::Sender<NodeState>,
 ) {
     let (answers, mut answer_rx) = mpsc::unbounded_channel();
     let mut driver = Driver {
@@ -595,6 +696,21 @@ async fn drive(
         }
         driver.election(ElectionInput::Tick);
         driver.drain_queue();
+        let now = driver.state();
+        state.send_if_modified(|seen| {
+            // Keep the last known revision while not serving.
+            let now = NodeState {
+                revision: if now.serving.is_some() {
+                    now.revision
+                } else {
+                    seen.revision
+                },
+                ..now.clone()
+            };
+            let changed = *seen != now;
+            *seen = now;
+            changed
+        });
     }
 }
 
@@ -620,14 +736,23 @@ impl Driver {
                 }
             }
         }
-        for (_, command) in self.queued.drain(..) {
-            if let Command::Mutate(_, reply) = command {
-                let _ = reply.send(Err(CommitError::NotLeader {
-                    leader: "this Metasrv node is shutting down".into(),
-                }));
-            }
+        for (_, command) in std::mem::take(&mut self.queued) {
+            let error = CommitError::NotLeader {
+                leader: "this Metasrv node is shutting down".into(),
+            };
+            self.refuse(command, error);
         }
     }
+}
+
+/// `request` marked as forwarded, for the leader.
+fn forwarded<T>(request: Request<T>) -> Request<T> {
+    let mut forwarded = Request::new(request.into_inner());
+    forwarded.metadata_mut().insert(
+        FORWARDED_HEADER,
+        tonic::metadata::MetadataValue::from_static("1"),
+    );
+    forwarded
 }
 
 type WatchStream = Pin<Box<dyn Stream<Item = Result<proto::ChangeEvent, Status>> + Send>>;
@@ -649,6 +774,9 @@ impl MetasrvRpc for Metasrv {
         &self,
         request: Request<proto::NamespaceRequest>,
     ) -> Result<Response<proto::MutationResponse>, Status> {
+        if let Some(mut leader) = self.forward(&request) {
+            return leader.create_namespace(forwarded(request)).await;
+        }
         let name = request.into_inner().name;
         let reply = self.mutate(Mutation::CreateNamespace { name }).await?;
         Ok(Response::new(mutation_response(reply)))
@@ -658,6 +786,9 @@ impl MetasrvRpc for Metasrv {
         &self,
         request: Request<proto::NamespaceRequest>,
     ) -> Result<Response<proto::MutationResponse>, Status> {
+        if let Some(mut leader) = self.forward(&request) {
+            return leader.drop_namespace(forwarded(request)).await;
+        }
         let name = request.into_inner().name;
         let reply = self.mutate(Mutation::DropNamespace { name }).await?;
         Ok(Response::new(mutation_response(reply)))
@@ -665,8 +796,11 @@ impl MetasrvRpc for Metasrv {
 
     async fn list_namespaces(
         &self,
-        _request: Request<proto::ListNamespacesRequest>,
+        request: Request<proto::ListNamespacesRequest>,
     ) -> Result<Response<proto::ListNamespacesResponse>, Status> {
+        if let Some(mut leader) = self.forward(&request) {
+            return leader.list_namespaces(forwarded(request)).await;
+        }
         let response = self
             .read(|r| proto::ListNamespacesResponse {
                 names: r.namespaces().map(str::to_string).collect(),
@@ -680,6 +814,9 @@ impl MetasrvRpc for Metasrv {
         &self,
         request: Request<proto::CreateTableRequest>,
     ) -> Result<Response<proto::MutationResponse>, Status> {
+        if let Some(mut leader) = self.forward(&request) {
+            return leader.create_table(forwarded(request)).await;
+        }
         let r = request.into_inner();
         let reply = self
             .mutate(Mutation::CreateTable {
@@ -695,6 +832,9 @@ impl MetasrvRpc for Metasrv {
         &self,
         request: Request<proto::TableRequest>,
     ) -> Result<Response<proto::MutationResponse>, Status> {
+        if let Some(mut leader) = self.forward(&request) {
+            return leader.drop_table(forwarded(request)).await;
+        }
         let r = request.into_inner();
         let reply = self
             .mutate(Mutation::DropTable {
@@ -709,6 +849,9 @@ impl MetasrvRpc for Metasrv {
         &self,
         request: Request<proto::TableRequest>,
     ) -> Result<Response<proto::DescribeTableResponse>, Status> {
+        if let Some(mut leader) = self.forward(&request) {
+            return leader.describe_table(forwarded(request)).await;
+        }
         let r = request.into_inner();
         let described = self
             .read(move |registry| {
@@ -738,6 +881,9 @@ impl MetasrvRpc for Metasrv {
         &self,
         request: Request<proto::ListTablesRequest>,
     ) -> Result<Response<proto::ListTablesResponse>, Status> {
+        if let Some(mut leader) = self.forward(&request) {
+            return leader.list_tables(forwarded(request)).await;
+        }
         let namespace = request.into_inner().namespace;
         let response = self
             .read(move |registry| proto::ListTablesResponse {
@@ -755,6 +901,9 @@ impl MetasrvRpc for Metasrv {
         &self,
         request: Request<proto::CommitRequest>,
     ) -> Result<Response<proto::CommitResponse>, Status> {
+        if let Some(mut leader) = self.forward(&request) {
+            return leader.commit(forwarded(request)).await;
+        }
         let r = request.into_inner();
         let digest = convert::digest(&r.digest)?;
         let operation = match (r.operation_id, digest) {
@@ -791,6 +940,9 @@ impl MetasrvRpc for Metasrv {
         &self,
         request: Request<proto::FinalizeManifestRequest>,
     ) -> Result<Response<proto::MutationResponse>, Status> {
+        if let Some(mut leader) = self.forward(&request) {
+            return leader.finalize_manifest(forwarded(request)).await;
+        }
         let r = request.into_inner();
         let manifest = r
             .manifest
@@ -849,9 +1001,15 @@ impl MetasrvRpc for Metasrv {
                 if !r.follow {
                     return;
                 }
-                // Follow live events until we lag behind, then catch up again.
+                // Follow live events (published while this node leads) until we lag
+                // behind or nothing arrives for a poll interval, then catch up from the
+                // store again: that is also how a follower follows.
                 loop {
-                    match live.recv().await {
+                    let received = tokio::select! {
+                        received = live.recv() => received,
+                        () = tokio::time::sleep(WATCH_POLL) => break,
+                    };
+                    match received {
                         Ok(event) if event.revision <= sent => {}
                         Ok(event) if event.revision == sent + 1 => {
                             if tx.send(Ok((&event).into())).await.is_err() {
@@ -868,5 +1026,24 @@ impl MetasrvRpc for Metasrv {
         Ok(Response::new(Box::pin(
             tokio_stream::wrappers::ReceiverStream::new(rx),
         )))
+    }
+
+    async fn node_status(
+        &self,
+        _request: Request<proto::NodeStatusRequest>,
+    ) -> Result<Response<proto::NodeStatusResponse>, Status> {
+        let state = self.status();
+        let leader = state.leader.filter(|l| !l.is_released());
+        Ok(Response::new(proto::NodeStatusResponse {
+            node: state.node,
+            serving: state.serving.is_some(),
+            epoch: state.serving.unwrap_or(0),
+            leader_node: leader
+                .as_ref()
+                .map(|l| l.holder.clone())
+                .unwrap_or_default(),
+            leader_address: leader.map(|l| l.address).unwrap_or_default(),
+            revision: state.revision,
+        }))
     }
 }

@@ -35,12 +35,26 @@ pub enum StoreError {
     /// found another record than it expected: definitely not written.
     #[error("store condition failed: {0}")]
     ConditionFailed(String),
+    /// The store refused the write without applying it (throttled, a conflicting
+    /// transaction, over a size limit): definitely not written; retry later.
+    #[error("store refused the write: {0}")]
+    Refused(String),
     /// An I/O error: for a write, the outcome is unknown.
     #[error("store I/O error: {0}")]
     Io(String),
     /// A stored record does not decode or does not replay.
     #[error("store is corrupt at revision {revision}: {message}")]
     Corrupt { revision: u64, message: String },
+}
+
+impl StoreError {
+    /// Whether a failed write definitely did not apply (as opposed to an unknown outcome).
+    pub fn not_written(&self) -> bool {
+        matches!(
+            self,
+            Self::RevisionMismatch { .. } | Self::ConditionFailed(_) | Self::Refused(_)
+        )
+    }
 }
 
 /// A durable, append-only event log with a conditional append.
@@ -83,6 +97,12 @@ pub trait EventStore: Send + Sync + 'static {
     /// # Errors
     /// [`StoreError::Io`].
     fn revision(&self) -> Result<u64, StoreError>;
+
+    /// Most events one [`Self::append`] accepts (unbounded unless the backend limits
+    /// transactions).
+    fn max_events_per_append(&self) -> usize {
+        usize::MAX
+    }
 
     /// The registry at the log's last revision.
     ///

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use lake_core::commit::{Applied, Mutation};
-use lake_core::{ChangeKind, Lease, ManifestRef};
+use lake_core::{ChangeKind, ManifestRef};
 use lake_metasrv::{EventStore, Metasrv, MetasrvClient, RocksStore, StoreError};
 
 async fn start(dir: &std::path::Path) -> (MetasrvClient, Arc<RocksStore>) {
@@ -164,15 +164,6 @@ async fn acknowledged_changes_survive_a_restart() {
     assert_eq!(registry.revision(), store.revision().expect("revision"));
 }
 
-fn lease(epoch: u64, holder: &str, renewal: u64) -> Lease {
-    Lease {
-        epoch,
-        holder: holder.into(),
-        address: format!("{holder}:7000"),
-        renewal,
-    }
-}
-
 fn namespace_event(revision: u64) -> lake_core::ChangeEvent {
     lake_core::ChangeEvent {
         revision,
@@ -180,63 +171,6 @@ fn namespace_event(revision: u64) -> lake_core::ChangeEvent {
             name: format!("n{revision}"),
         },
     }
-}
-
-#[test]
-fn a_stale_append_is_refused_and_writes_nothing() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = RocksStore::open(dir.path()).expect("open");
-    store.write_lease(None, &lease(1, "a", 0)).expect("lease");
-    let fence = lease(1, "a", 0).fence();
-    let event = namespace_event;
-    store
-        .append(&fence, 0, &[event(1), event(2)])
-        .expect("append");
-    let stale = store.append(&fence, 1, &[event(2)]).expect_err("stale");
-    assert!(matches!(
-        stale,
-        StoreError::RevisionMismatch {
-            expected: 1,
-            actual: 2
-        }
-    ));
-    assert_eq!(store.read_after(0, 100).expect("read").len(), 2);
-}
-
-#[test]
-fn lease_writes_are_conditional_and_appends_are_fenced_by_the_epoch() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = RocksStore::open(dir.path()).expect("open");
-    assert_eq!(store.read_lease().expect("read"), None);
-    store
-        .write_lease(None, &lease(1, "a", 0))
-        .expect("first lease");
-    // A write that expects another record than the stored one is refused.
-    let err = store
-        .write_lease(None, &lease(1, "b", 0))
-        .expect_err("taken");
-    assert!(matches!(err, StoreError::ConditionFailed(_)), "{err}");
-    store
-        .write_lease(Some(&lease(1, "a", 0)), &lease(1, "a", 1))
-        .expect("renewal");
-    store
-        .write_lease(Some(&lease(1, "a", 1)), &lease(2, "b", 0))
-        .expect("takeover");
-    assert_eq!(store.read_lease().expect("read"), Some(lease(2, "b", 0)));
-    // The deposed leader's append is refused even at the right revision.
-    let err = store
-        .append(&lease(1, "a", 1).fence(), 0, &[namespace_event(1)])
-        .expect_err("fenced");
-    assert!(err.to_string().contains("fenced off"), "{err}");
-    assert_eq!(store.revision().expect("revision"), 0);
-    store
-        .append(&lease(2, "b", 0).fence(), 0, &[namespace_event(1)])
-        .expect("the new leader appends");
-    // The lease survives a reopen.
-    drop(store);
-    let store = RocksStore::open(dir.path()).expect("reopen");
-    assert_eq!(store.read_lease().expect("read"), Some(lease(2, "b", 0)));
-    assert_eq!(store.revision().expect("revision"), 1);
 }
 
 fn node(name: &str) -> lake_core::ElectionConfig {

@@ -1,0 +1,459 @@
+//! The distributed store: the event log and the leader lease in one DynamoDB table.
+//!
+//! Item layout (table key: partition key `pk`, a string; sort key `sk`, a number):
+//!
+//! | `pk` | `sk` | attributes |
+//! |---|---|---|
+//! | `lease` | 0 | `epoch` (N), `holder` (S, empty when released), `address` (S), `renewal` (N) |
+//! | `head` | 0 | `revision` (N): the last revision in the log |
+//! | `log` | revision | `event` (B): protobuf `lake.metasrv.v1.ChangeEvent` |
+//!
+//! An append is one `TransactWriteItems` (DynamoDB API reference, "TransactWriteItems"):
+//! a `ConditionCheck` that the lease still has the leader's epoch and holder, an `Update` of
+//! `head` conditioned on its revision being the append's base, and one `Put` per event
+//! conditioned on `attribute_not_exists(pk)`. All apply or none do, so a deposed leader's
+//! append can never land. A transaction holds at most 100 actions, hence
+//! [`DynamoStore::MAX_EVENTS_PER_APPEND`]. Lease writes are a `PutItem` with a
+//! `ConditionExpression` on the whole expected record. Every read is strongly consistent.
+//!
+//! The whole log lives in one partition (`pk = log`), which is ordered by `sk` and served by
+//! `Query`; DynamoDB's per-partition write limit (1,000 writes/s) bounds group commits, not
+//! commits, since one group commit is one transaction.
+//!
+//! Endpoint, region and credentials come from the standard AWS configuration
+//! (`AWS_ENDPOINT_URL`, `AWS_REGION`, `AWS_ACCESS_KEY_ID`, profiles, …), with an optional
+//! endpoint override. The [`EventStore`] methods block: call them from a blocking thread
+//! (`tokio::task::spawn_blocking`), never from an async task.
+
+use std::collections::HashMap;
+
+use aws_config::BehaviorVersion;
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::primitives::Blob;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, AttributeValue, BillingMode, ConditionCheck, KeySchemaElement, KeyType,
+    Put, ScalarAttributeType, TransactWriteItem, Update,
+};
+use lake_core::{ChangeEvent, Fence, Lease};
+use prost::Message;
+use tokio::runtime::Handle;
+
+use crate::convert;
+use crate::proto;
+use crate::store::{EventStore, StoreError};
+
+type Item = HashMap<String, AttributeValue>;
+
+/// [`EventStore`] on a DynamoDB table; see the module docs for the layout.
+pub struct DynamoStore {
+    client: Client,
+    table: String,
+    runtime: Handle,
+}
+
+fn s(value: &str) -> AttributeValue {
+    AttributeValue::S(value.to_string())
+}
+
+fn n(value: u64) -> AttributeValue {
+    AttributeValue::N(value.to_string())
+}
+
+fn key(pk: &str, sk: u64) -> Item {
+    HashMap::from([("pk".to_string(), s(pk)), ("sk".to_string(), n(sk))])
+}
+
+fn io<E: std::fmt::Debug + ProvideErrorMetadata>(what: &str, error: &SdkError<E>) -> StoreError {
+    let detail = match error {
+        SdkError::ServiceError(e) => format!(
+            "{}: {}",
+            e.err().code().unwrap_or("error"),
+            e.err().message().unwrap_or_default()
+        ),
+        other => format!("{other:?}"),
+    };
+    StoreError::Io(format!("dynamodb {what}: {detail}"))
+}
+
+/// Whether a service error says the write was throttled (definitely not applied).
+fn throttled(code: Option<&str>) -> bool {
+    matches!(
+        code,
+        Some(
+            "ProvisionedThroughputExceededException"
+                | "ThrottlingException"
+                | "RequestLimitExceeded"
+                | "TransactionConflictException"
+                | "TransactionInProgressException"
+        )
+    )
+}
+
+fn number(item: &Item, name: &str) -> Result<u64, StoreError> {
+    item.get(name)
+        .and_then(|v| v.as_n().ok())
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| StoreError::Corrupt {
+            revision: 0,
+            message: format!("item attribute {name} is missing or not a number"),
+        })
+}
+
+fn string(item: &Item, name: &str) -> Result<String, StoreError> {
+    item.get(name)
+        .and_then(|v| v.as_s().ok())
+        .cloned()
+        .ok_or_else(|| StoreError::Corrupt {
+            revision: 0,
+            message: format!("item attribute {name} is missing or not a string"),
+        })
+}
+
+impl DynamoStore {
+    /// Most events in one append: a transaction holds at most 100 actions, two of which are
+    /// the lease check and the head update.
+    pub const MAX_EVENTS_PER_APPEND: usize = 98;
+
+    /// A store on `table`, with the AWS configuration from the environment and `endpoint`
+    /// (e.g. `http://127.0.0.1:5000`) overriding the endpoint when given. Checks that the
+    /// table exists.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] naming the table and `lake meta init` when it does not exist or
+    /// cannot be described.
+    pub async fn connect(table: &str, endpoint: Option<&str>) -> Result<Self, StoreError> {
+        let store = Self {
+            client: client(endpoint).await,
+            table: table.to_string(),
+            runtime: Handle::current(),
+        };
+        store
+            .client
+            .describe_table()
+            .table_name(table)
+            .send()
+            .await
+            .map_err(|e| {
+                StoreError::Io(format!(
+                    "dynamodb table {table:?} is not usable ({}); create it with `lake meta init --dynamodb {table}`",
+                    io("DescribeTable", &e)
+                ))
+            })?;
+        Ok(store)
+    }
+
+    /// A store on `table` through an already configured `client` (e.g. with static
+    /// credentials). Does not check the table.
+    pub fn with_client(client: Client, table: &str) -> Self {
+        Self {
+            client,
+            table: table.to_string(),
+            runtime: Handle::current(),
+        }
+    }
+
+    /// Creates `table` with Lake's key schema through `client`; see [`Self::create_table`].
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] from DynamoDB.
+    pub async fn create_table_with(client: &Client, table: &str) -> Result<bool, StoreError> {
+        create(client, table).await
+    }
+
+    /// Creates the table with Lake's key schema (on-demand billing) and waits until it is
+    /// active. Returns `false` when it already existed.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] from DynamoDB.
+    pub async fn create_table(table: &str, endpoint: Option<&str>) -> Result<bool, StoreError> {
+        create(&client(endpoint).await, table).await
+    }
+
+    fn block<F: std::future::Future>(&self, future: F) -> F::Output {
+        self.runtime.block_on(future)
+    }
+
+    async fn get(&self, pk: &str) -> Result<Option<Item>, StoreError> {
+        let output = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, 0)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| io("GetItem", &e))?;
+        Ok(output.item)
+    }
+
+    async fn head(&self) -> Result<u64, StoreError> {
+        match self.get("head").await? {
+            None => Ok(0),
+            Some(item) => number(&item, "revision"),
+        }
+    }
+}
+
+/// A client from the standard AWS configuration, with `endpoint` overriding the endpoint.
+async fn client(endpoint: Option<&str>) -> Client {
+    let mut loader = aws_config::defaults(BehaviorVersion::latest());
+    if let Some(endpoint) = endpoint {
+        loader = loader.endpoint_url(endpoint);
+    }
+    Client::new(&loader.load().await)
+}
+
+/// Creates `table` with Lake's key schema and waits until it is active; `false` when it
+/// already existed.
+async fn create(client: &Client, table: &str) -> Result<bool, StoreError> {
+    let attribute = |name: &str, kind| {
+        AttributeDefinition::builder()
+            .attribute_name(name)
+            .attribute_type(kind)
+            .build()
+    };
+    let key_element = |name: &str, kind| {
+        KeySchemaElement::builder()
+            .attribute_name(name)
+            .key_type(kind)
+            .build()
+    };
+    let created = client
+        .create_table()
+        .table_name(table)
+        .attribute_definitions(attribute("pk", ScalarAttributeType::S).map_err(build)?)
+        .attribute_definitions(attribute("sk", ScalarAttributeType::N).map_err(build)?)
+        .key_schema(key_element("pk", KeyType::Hash).map_err(build)?)
+        .key_schema(key_element("sk", KeyType::Range).map_err(build)?)
+        .billing_mode(BillingMode::PayPerRequest)
+        .send()
+        .await;
+    match created {
+        Ok(_) => {}
+        Err(e) if e.code() == Some("ResourceInUseException") => return Ok(false),
+        Err(e) => return Err(io("CreateTable", &e)),
+    }
+    for _ in 0..600 {
+        let described = client
+            .describe_table()
+            .table_name(table)
+            .send()
+            .await
+            .map_err(|e| io("DescribeTable", &e))?;
+        let active = described
+            .table()
+            .and_then(|t| t.table_status())
+            .is_some_and(|s| s.as_str() == "ACTIVE");
+        if active {
+            return Ok(true);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    Err(StoreError::Io(format!(
+        "dynamodb table {table:?} did not become ACTIVE within 60 s"
+    )))
+}
+
+fn build(error: aws_sdk_dynamodb::error::BuildError) -> StoreError {
+    StoreError::Io(format!("dynamodb request: {error}"))
+}
+
+fn lease_item(lease: &Lease) -> Item {
+    let mut item = key("lease", 0);
+    item.insert("epoch".into(), n(lease.epoch));
+    item.insert("holder".into(), s(&lease.holder));
+    item.insert("address".into(), s(&lease.address));
+    item.insert("renewal".into(), n(lease.renewal));
+    item
+}
+
+impl EventStore for DynamoStore {
+    fn append(
+        &self,
+        fence: &Fence,
+        base_revision: u64,
+        events: &[ChangeEvent],
+    ) -> Result<(), StoreError> {
+        if events.len() > Self::MAX_EVENTS_PER_APPEND {
+            return Err(StoreError::Refused(format!(
+                "{} events in one append; DynamoDB transactions allow {}",
+                events.len(),
+                Self::MAX_EVENTS_PER_APPEND
+            )));
+        }
+        let last = events.last().map_or(base_revision, |e| e.revision);
+        let check = ConditionCheck::builder()
+            .table_name(&self.table)
+            .set_key(Some(key("lease", 0)))
+            .condition_expression("epoch = :epoch AND holder = :holder")
+            .expression_attribute_values(":epoch", n(fence.epoch))
+            .expression_attribute_values(":holder", s(&fence.holder))
+            .build()
+            .map_err(build)?;
+        let head_condition = if base_revision == 0 {
+            "attribute_not_exists(revision) OR revision = :base"
+        } else {
+            "revision = :base"
+        };
+        let head = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key("head", 0)))
+            .update_expression("SET revision = :last")
+            .condition_expression(head_condition)
+            .expression_attribute_values(":base", n(base_revision))
+            .expression_attribute_values(":last", n(last))
+            .build()
+            .map_err(build)?;
+        let mut items = vec![
+            TransactWriteItem::builder().condition_check(check).build(),
+            TransactWriteItem::builder().update(head).build(),
+        ];
+        for event in events {
+            let mut item = key("log", event.revision);
+            let encoded = proto::ChangeEvent::from(event).encode_to_vec();
+            item.insert("event".into(), AttributeValue::B(Blob::new(encoded)));
+            let put = Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(item))
+                .condition_expression("attribute_not_exists(pk)")
+                .build()
+                .map_err(build)?;
+            items.push(TransactWriteItem::builder().put(put).build());
+        }
+        let result = self.block(
+            self.client
+                .transact_write_items()
+                .set_transact_items(Some(items))
+                .send(),
+        );
+        let Err(error) = result else {
+            return Ok(());
+        };
+        let Some(service) = error.as_service_error() else {
+            return Err(io("TransactWriteItems", &error));
+        };
+        if let TransactWriteItemsError::TransactionCanceledException(canceled) = service {
+            let codes: Vec<&str> = canceled
+                .cancellation_reasons()
+                .iter()
+                .map(|r| r.code().unwrap_or("None"))
+                .collect();
+            return Err(match codes.as_slice() {
+                ["ConditionalCheckFailed", ..] => StoreError::ConditionFailed(format!(
+                    "the write of leader {} (epoch {}) is fenced off: the lease changed",
+                    fence.holder, fence.epoch
+                )),
+                [_, "ConditionalCheckFailed", ..] => StoreError::RevisionMismatch {
+                    expected: base_revision,
+                    actual: self.block(self.head())?,
+                },
+                _ => StoreError::Refused(format!(
+                    "dynamodb canceled the transaction: {}",
+                    codes.join(", ")
+                )),
+            });
+        }
+        if throttled(service.code()) {
+            return Err(StoreError::Refused(format!(
+                "dynamodb: {}",
+                service.code().unwrap_or_default()
+            )));
+        }
+        Err(io("TransactWriteItems", &error))
+    }
+
+    fn read_after(&self, after: u64, limit: usize) -> Result<Vec<ChangeEvent>, StoreError> {
+        self.block(async {
+            let mut events = Vec::new();
+            let mut start: Option<Item> = None;
+            loop {
+                let page = self
+                    .client
+                    .query()
+                    .table_name(&self.table)
+                    .key_condition_expression("pk = :log AND sk > :after")
+                    .expression_attribute_values(":log", s("log"))
+                    .expression_attribute_values(":after", n(after))
+                    .consistent_read(true)
+                    .set_exclusive_start_key(start.take())
+                    .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
+                    .send()
+                    .await
+                    .map_err(|e| io("Query", &e))?;
+                for item in page.items() {
+                    let revision = number(item, "sk")?;
+                    let corrupt = |message: String| StoreError::Corrupt { revision, message };
+                    let bytes = item
+                        .get("event")
+                        .and_then(|v| v.as_b().ok())
+                        .ok_or_else(|| corrupt("log item without an event".into()))?;
+                    let decoded = proto::ChangeEvent::decode(bytes.as_ref())
+                        .map_err(|e| corrupt(e.to_string()))?;
+                    events
+                        .push(convert::change_event(decoded).map_err(|e| corrupt(e.to_string()))?);
+                    if events.len() >= limit {
+                        return Ok(events);
+                    }
+                }
+                match page.last_evaluated_key {
+                    Some(next) => start = Some(next),
+                    None => return Ok(events),
+                }
+            }
+        })
+    }
+
+    fn revision(&self) -> Result<u64, StoreError> {
+        self.block(self.head())
+    }
+
+    fn read_lease(&self) -> Result<Option<Lease>, StoreError> {
+        let Some(item) = self.block(self.get("lease"))? else {
+            return Ok(None);
+        };
+        Ok(Some(Lease {
+            epoch: number(&item, "epoch")?,
+            holder: string(&item, "holder")?,
+            address: string(&item, "address")?,
+            renewal: number(&item, "renewal")?,
+        }))
+    }
+
+    fn write_lease(&self, expected: Option<&Lease>, lease: &Lease) -> Result<(), StoreError> {
+        let mut put = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(lease_item(lease)));
+        put = match expected {
+            None => put.condition_expression("attribute_not_exists(pk)"),
+            Some(e) => put
+                .condition_expression(
+                    "epoch = :epoch AND holder = :holder AND address = :address AND renewal = :renewal",
+                )
+                .expression_attribute_values(":epoch", n(e.epoch))
+                .expression_attribute_values(":holder", s(&e.holder))
+                .expression_attribute_values(":address", s(&e.address))
+                .expression_attribute_values(":renewal", n(e.renewal)),
+        };
+        match self.block(put.send()) {
+            Ok(_) => Ok(()),
+            Err(e) if e.code() == Some("ConditionalCheckFailedException") => {
+                Err(StoreError::ConditionFailed(
+                    "the lease is not the record the write expected".into(),
+                ))
+            }
+            Err(e) if throttled(e.code()) => Err(StoreError::Refused(format!(
+                "dynamodb: {}",
+                e.code().unwrap_or_default()
+            ))),
+            Err(e) => Err(io("PutItem", &e)),
+        }
+    }
+
+    fn max_events_per_append(&self) -> usize {
+        Self::MAX_EVENTS_PER_APPEND
+    }
+}
