@@ -47,9 +47,47 @@ impl Embedded {
     }
 }
 
+/// Starts a Query replica: makes sure the default namespace exists, follows Metasrv's
+/// change stream into the catalog cache, and answers Flight SQL on `listen` over tables
+/// under `data_root` (a path or an object-store URI such as `s3://bucket/prefix`) until
+/// `shutdown` resolves. Returns the bound address, the engine and the server task.
+///
+/// # Errors
+/// Metasrv is unreachable or the port is taken.
+pub async fn start_query(
+    client: MetasrvClient,
+    data_root: &str,
+    key: TicketKey,
+    listen: SocketAddr,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<(
+    SocketAddr,
+    Arc<Engine>,
+    tokio::task::JoinHandle<Result<(), QueryError>>,
+)> {
+    if let Err(e) = client
+        .create_namespace(lake_query::sql::DEFAULT_NAMESPACE)
+        .await
+        && !e.is_already_exists()
+    {
+        return Err(e).context("creating the default namespace at Metasrv");
+    }
+    let catalog = Catalog::start(client.clone(), CACHE_LEASE_MS).await?;
+    let engine = Arc::new(Engine::new(catalog, client, data_root, key));
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("binding Flight SQL on {listen}"))?;
+    let flight_addr = listener.local_addr()?;
+    let server = tokio::spawn(lake_query::serve(engine.clone(), listener, shutdown));
+    Ok((flight_addr, engine, server))
+}
+
 /// Reads the ticket key from `path`, creating a random one on first start, so tickets
-/// survive a restart.
-fn ticket_key(path: &Path) -> anyhow::Result<TicketKey> {
+/// survive a restart (and, with the file shared, are accepted by every replica).
+///
+/// # Errors
+/// The file cannot be written.
+pub fn ticket_key(path: &Path) -> anyhow::Result<TicketKey> {
     if let Ok(key) = std::fs::read(path)
         && key.len() >= 32
     {
@@ -88,22 +126,10 @@ pub async fn start(
         .await
         .context("starting the embedded Metasrv")?;
     let client = MetasrvClient::connect(&format!("http://{metasrv_addr}")).await?;
-    if let Err(e) = client
-        .create_namespace(lake_query::sql::DEFAULT_NAMESPACE)
-        .await
-        && !e.is_already_exists()
-    {
-        return Err(e.into());
-    }
-    let catalog = Catalog::start(client.clone(), CACHE_LEASE_MS).await?;
     let key = ticket_key(&data_dir.join("ticket.key"))?;
     let data_root = data_dir.to_string_lossy().to_string();
-    let engine = Arc::new(Engine::new(catalog, client, &data_root, key));
-    let listener = tokio::net::TcpListener::bind(listen)
-        .await
-        .with_context(|| format!("binding Flight SQL on {listen}"))?;
-    let flight_addr = listener.local_addr()?;
-    let server = tokio::spawn(lake_query::serve(engine.clone(), listener, shutdown));
+    let (flight_addr, engine, server) =
+        start_query(client, &data_root, key, listen, shutdown).await?;
     tracing::info!(%flight_addr, data_dir = %data_dir.display(), "lake serve: Flight SQL listening");
     Ok(Embedded {
         flight_addr,

@@ -1,5 +1,7 @@
-//! The `lake` command's library: the embedded all-in-one server and the TPC-H demo data.
+//! The `lake` command's library: the embedded all-in-one server, the distributed processes
+//! and the TPC-H demo data.
 //! `main.rs` is the CLI over it; benchmarks and tests start servers through it too.
 
+pub mod cluster;
 pub mod embedded;
 pub mod tpch;

@@ -1,4 +1,5 @@
-//! The `lake` command: the embedded server and the client commands.
+//! The `lake` command: the embedded server, the distributed processes (`metasrv`,
+//! `query`, `meta`) and the client commands.
 //!
 //! Stdout carries data; stderr carries logs and progress. Flags win over `LAKE_*`
 //! environment variables, which win over defaults.
@@ -52,6 +53,58 @@ enum Command {
         /// The statement.
         query: String,
     },
+    /// Run one Metasrv node of a distributed Lake: it competes for the leader lease in the
+    /// store; the leader coordinates commits, the others forward to it.
+    Metasrv {
+        /// `dynamodb://TABLE` (see `lake meta init`) or `rocksdb://PATH`.
+        #[arg(long, env = "LAKE_METASRV_STORE")]
+        store: lake::cluster::StoreUrl,
+        /// gRPC listen address.
+        #[arg(long, env = "LAKE_METASRV_LISTEN", default_value = "127.0.0.1:7000")]
+        listen: SocketAddr,
+        /// HOST:PORT other nodes reach this one at (default: the listen address).
+        #[arg(long, env = "LAKE_METASRV_ADVERTISE")]
+        advertise: Option<String>,
+        /// Node id, unique and stable across restarts (default: the advertised address).
+        #[arg(long, env = "LAKE_METASRV_NODE")]
+        node: Option<String>,
+        /// DynamoDB endpoint override, e.g. http://127.0.0.1:5000 (default: the standard
+        /// AWS configuration, including AWS_ENDPOINT_URL).
+        #[arg(long, env = "LAKE_DYNAMODB_ENDPOINT")]
+        dynamodb_endpoint: Option<String>,
+        /// Leader lease length in ms.
+        #[arg(long, default_value_t = 2_000)]
+        lease_ms: i64,
+        /// How often the leader renews (and followers re-read) the lease, in ms.
+        #[arg(long, default_value_t = 500)]
+        renew_interval_ms: i64,
+        /// Bound on how much two nodes' clocks disagree about one lease period, in ms.
+        #[arg(long, default_value_t = 200)]
+        clock_bound_ms: i64,
+    },
+    /// Run one stateless Query replica: Flight SQL over a warehouse on object storage,
+    /// with its catalog cache following Metasrv.
+    Query {
+        /// Metasrv endpoints, comma-separated (http://HOST:PORT,...).
+        #[arg(long, env = "LAKE_METASRV")]
+        metasrv: String,
+        /// Where tables live: s3://bucket/prefix (AWS settings from the standard
+        /// environment: AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, ...) or a path.
+        #[arg(long, env = "LAKE_WAREHOUSE")]
+        warehouse: String,
+        /// Flight SQL listen address.
+        #[arg(long, env = "LAKE_LISTEN", default_value = "127.0.0.1:50051")]
+        listen: SocketAddr,
+        /// File with the ticket key all replicas share (created if absent), so a ticket
+        /// planned on one replica is served by any.
+        #[arg(long, env = "LAKE_TICKET_KEY_FILE")]
+        ticket_key_file: Option<PathBuf>,
+    },
+    /// Metasrv administration.
+    Meta {
+        #[command(subcommand)]
+        command: MetaCommand,
+    },
     /// Append a Parquet or CSV file to a table (created from the file's schema if absent).
     Ingest {
         /// Flight SQL endpoint of a Query replica.
@@ -64,6 +117,25 @@ enum Command {
         /// Idempotency key; a retry with the same key appends nothing new.
         #[arg(long)]
         operation_id: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum MetaCommand {
+    /// Create the DynamoDB table a Metasrv group uses (idempotent).
+    Init {
+        /// The table name.
+        #[arg(long)]
+        dynamodb: String,
+        /// DynamoDB endpoint override.
+        #[arg(long, env = "LAKE_DYNAMODB_ENDPOINT")]
+        dynamodb_endpoint: Option<String>,
+    },
+    /// Print a Metasrv node's health and readiness as JSON.
+    Status {
+        /// The node's endpoint.
+        #[arg(long, env = "LAKE_METASRV", default_value = "http://127.0.0.1:7000")]
+        metasrv: String,
     },
 }
 
@@ -97,10 +169,8 @@ fn main() -> anyhow::Result<()> {
                 demo,
                 demo_scale,
             } => {
-                let server = embedded::start(&data_dir, listen, async {
-                    let _ = tokio::signal::ctrl_c().await;
-                })
-                .await?;
+                let server =
+                    embedded::start(&data_dir, listen, lake::cluster::shutdown_signal()).await?;
                 if demo {
                     embedded::load_demo(&server.endpoint(), demo_scale)
                         .await
@@ -109,6 +179,76 @@ fn main() -> anyhow::Result<()> {
                 // Tests and scripts wait for this line on stderr.
                 eprintln!("lake: ready on {}", server.flight_addr);
                 server.wait().await
+            }
+            Command::Metasrv {
+                store,
+                listen,
+                advertise,
+                node,
+                dynamodb_endpoint,
+                lease_ms,
+                renew_interval_ms,
+                clock_bound_ms,
+            } => {
+                let options = lake::cluster::MetasrvOptions {
+                    store,
+                    listen,
+                    advertise,
+                    node,
+                    dynamodb_endpoint,
+                    lease_ms,
+                    renew_interval_ms,
+                    clock_bound_ms,
+                };
+                lake::cluster::run_metasrv(options, lake::cluster::shutdown_signal()).await
+            }
+            Command::Query {
+                metasrv,
+                warehouse,
+                listen,
+                ticket_key_file,
+            } => {
+                let options = lake::cluster::QueryOptions {
+                    metasrv,
+                    warehouse,
+                    listen,
+                    ticket_key_file,
+                };
+                lake::cluster::run_query(options, lake::cluster::shutdown_signal()).await
+            }
+            Command::Meta {
+                command:
+                    MetaCommand::Init {
+                        dynamodb,
+                        dynamodb_endpoint,
+                    },
+            } => {
+                let created = lake_metasrv::DynamoStore::create_table(
+                    &dynamodb,
+                    dynamodb_endpoint.as_deref(),
+                )
+                .await?;
+                eprintln!(
+                    "lake: DynamoDB table {dynamodb} {}",
+                    if created { "created" } else { "already exists" }
+                );
+                Ok(())
+            }
+            Command::Meta {
+                command: MetaCommand::Status { metasrv },
+            } => {
+                let client = lake_metasrv::MetasrvClient::connect(&metasrv).await?;
+                let s = client.node_status().await?;
+                let json = serde_json::json!({
+                    "node": s.node,
+                    "serving": s.serving,
+                    "epoch": s.epoch,
+                    "leader_node": s.leader_node,
+                    "leader_address": s.leader_address,
+                    "revision": s.revision,
+                });
+                println!("{json}");
+                Ok(())
             }
             Command::Sql {
                 endpoint,

@@ -1,0 +1,204 @@
+//! The distributed processes: `lake metasrv` (one node of a leader-elected Metasrv group on
+//! DynamoDB or RocksDB) and `lake query` (a stateless Query replica over an object-store
+//! warehouse), plus `lake meta init`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use lake_core::ElectionConfig;
+use lake_metasrv::{DynamoStore, EventStore, Metasrv, MetasrvClient, RocksStore};
+use lake_query::TicketKey;
+
+use crate::embedded;
+
+/// Where a Metasrv node keeps the log and the lease.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreUrl {
+    /// `dynamodb://TABLE`: a DynamoDB table created by `lake meta init`.
+    Dynamo(String),
+    /// `rocksdb://PATH`: a local RocksDB directory (one node only: RocksDB locks it).
+    Rocks(PathBuf),
+}
+
+impl std::str::FromStr for StoreUrl {
+    type Err = String;
+
+    fn from_str(url: &str) -> Result<Self, String> {
+        if let Some(table) = url.strip_prefix("dynamodb://") {
+            // DynamoDB table names: 3 to 255 of [A-Za-z0-9_.-].
+            let valid = (3..=255).contains(&table.len())
+                && table
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+            if !valid {
+                return Err(format!(
+                    "invalid DynamoDB table name {table:?}: use 3 to 255 letters, digits, '_', '.' or '-'"
+                ));
+            }
+            return Ok(Self::Dynamo(table.to_string()));
+        }
+        if let Some(path) = url.strip_prefix("rocksdb://")
+            && !path.is_empty()
+        {
+            return Ok(Self::Rocks(PathBuf::from(path)));
+        }
+        Err(format!(
+            "unsupported store {url:?}: use dynamodb://TABLE or rocksdb://PATH"
+        ))
+    }
+}
+
+/// Settings of one `lake metasrv` process.
+#[derive(Clone, Debug)]
+pub struct MetasrvOptions {
+    /// The store.
+    pub store: StoreUrl,
+    /// gRPC listen address.
+    pub listen: SocketAddr,
+    /// `host:port` other nodes forward to; defaults to `listen`.
+    pub advertise: Option<String>,
+    /// Node id; defaults to the advertised address.
+    pub node: Option<String>,
+    /// DynamoDB endpoint override (otherwise the standard AWS configuration decides).
+    pub dynamodb_endpoint: Option<String>,
+    /// Lease length, renewal interval and clock bound in ms.
+    pub lease_ms: i64,
+    /// See [`ElectionConfig::renew_interval_ms`].
+    pub renew_interval_ms: i64,
+    /// See [`ElectionConfig::clock_bound_ms`].
+    pub clock_bound_ms: i64,
+}
+
+/// Opens the store `url` names.
+///
+/// # Errors
+/// The store cannot be opened (missing DynamoDB table, locked RocksDB directory).
+pub async fn open_store(
+    url: &StoreUrl,
+    dynamodb_endpoint: Option<&str>,
+) -> anyhow::Result<Arc<dyn EventStore>> {
+    Ok(match url {
+        StoreUrl::Dynamo(table) => Arc::new(DynamoStore::connect(table, dynamodb_endpoint).await?),
+        StoreUrl::Rocks(path) => {
+            std::fs::create_dir_all(path)
+                .with_context(|| format!("creating {}", path.display()))?;
+            Arc::new(RocksStore::open(path).with_context(|| {
+                format!(
+                    "opening RocksDB in {} (is another node using it?)",
+                    path.display()
+                )
+            })?)
+        }
+    })
+}
+
+/// Runs one Metasrv node until `shutdown` resolves, then resigns (releasing the lease).
+/// Prints `lake: metasrv ready on ADDR` to stderr once it listens.
+///
+/// # Errors
+/// Bad settings, an unusable store, or a taken port.
+pub async fn run_metasrv(
+    options: MetasrvOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let store = open_store(&options.store, options.dynamodb_endpoint.as_deref()).await?;
+    let listener = tokio::net::TcpListener::bind(options.listen)
+        .await
+        .with_context(|| format!("binding Metasrv on {}", options.listen))?;
+    let bound = listener.local_addr()?;
+    let advertise = match options.advertise {
+        Some(a) => a,
+        None if bound.ip().is_unspecified() => {
+            bail!(
+                "--listen {bound} is a wildcard address: give --advertise HOST:PORT for other nodes"
+            )
+        }
+        None => bound.to_string(),
+    };
+    let election = ElectionConfig {
+        node: options.node.unwrap_or_else(|| advertise.clone()),
+        address: advertise.clone(),
+        lease_ms: options.lease_ms,
+        renew_interval_ms: options.renew_interval_ms,
+        clock_bound_ms: options.clock_bound_ms,
+    };
+    let node = election.node.clone();
+    let metasrv = Metasrv::start_node(store, election)?;
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(metasrv.clone().serve(listener, async {
+        let _ = stop_rx.await;
+    }));
+    tracing::info!(%node, %advertise, "metasrv node started");
+    eprintln!("lake: metasrv ready on {bound}");
+    shutdown.await;
+    metasrv.shutdown().await;
+    let _ = stop_tx.send(());
+    server.await??;
+    Ok(())
+}
+
+/// Settings of one `lake query` process.
+#[derive(Clone, Debug)]
+pub struct QueryOptions {
+    /// Metasrv endpoints, comma-separated `http://host:port`.
+    pub metasrv: String,
+    /// Where tables live: `s3://bucket/prefix` or a local path.
+    pub warehouse: String,
+    /// Flight SQL listen address.
+    pub listen: SocketAddr,
+    /// A file holding the ticket key shared by all replicas (created if absent).
+    pub ticket_key_file: Option<PathBuf>,
+}
+
+/// Runs one Query replica until `shutdown` resolves. Prints `lake: ready on ADDR` to
+/// stderr once it listens.
+///
+/// # Errors
+/// Metasrv is unreachable, the warehouse URI is unusable, or the port is taken.
+pub async fn run_query(
+    options: QueryOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let warehouse = options.warehouse.trim_end_matches('/').to_string();
+    if !warehouse.contains("://") {
+        std::fs::create_dir_all(&warehouse)
+            .with_context(|| format!("creating warehouse directory {warehouse}"))?;
+    }
+    let key = match &options.ticket_key_file {
+        Some(path) => embedded::ticket_key(path)?,
+        None => {
+            tracing::warn!("no --ticket-key-file: tickets from this replica are valid only here");
+            let key: Vec<u8> = (0..32).map(|_| rand::random::<u8>()).collect();
+            TicketKey::new(&key)?
+        }
+    };
+    let client = MetasrvClient::connect(&options.metasrv)
+        .await
+        .with_context(|| format!("connecting to Metasrv at {}", options.metasrv))?;
+    let (addr, _engine, server) =
+        embedded::start_query(client, &warehouse, key, options.listen, shutdown).await?;
+    tracing::info!(%addr, %warehouse, "query replica: Flight SQL listening");
+    eprintln!("lake: ready on {addr}");
+    server.await??;
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let terminate = async {
+        #[cfg(unix)]
+        if let Ok(mut term) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            term.recv().await;
+            return;
+        }
+        std::future::pending::<()>().await;
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+}
