@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Lake's build and tests need on a fresh Debian machine: the protobuf
 # compiler and headers (lance, tonic), libclang (RocksDB bindings), and the Python clients
-# the integration tests use (ADBC Flight SQL driver, pyarrow, DuckDB, pytest).
+# the integration tests use (ADBC Flight SQL driver, pyarrow, DuckDB, pytest) and moto's
+# S3 + DynamoDB server for the distributed tests (started by .ci/services.sh).
 # Safe to run again: it skips what is already there.
 set -euo pipefail
 

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Lake's tests, in order: the workspace (unit, property and Rust integration tests), the
 # madsim simulations (their own target dir, built with --cfg madsim), and the end-to-end
-# suite against a real `lake serve` through the ADBC Flight SQL driver and pyarrow.flight.
+# suite against a real `lake serve` through the ADBC Flight SQL driver and pyarrow.flight,
+# and a real cluster (3 Metasrv nodes on moto's DynamoDB, Query replicas on moto's S3).
 # Run `bash .ci/setup.sh` once first on a fresh machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-$PWD/target}"
+# moto's S3 + DynamoDB server on 127.0.0.1 for the distributed tests (no-op if running).
+bash .ci/services.sh start
 CARGO_TARGET_DIR="$target" cargo test --workspace --locked
 # A few hundred seeds per simulation (from the clock; a failure prints its replay command).
 MADSIM_TEST_NUM="${MADSIM_TEST_NUM:-300}" RUSTFLAGS="--cfg madsim" \
