@@ -188,9 +188,12 @@ class Cluster:
 
     def status(self, i: int) -> dict | None:
         """Node i's view (`lake meta status`), or None when it does not answer."""
-        done = subprocess.run([lake_binary(), "meta", "status", "--metasrv",
-                               f"http://127.0.0.1:{self.metasrv_ports[i]}"],
-                              capture_output=True, text=True, timeout=30, env=self.env)
+        try:
+            done = subprocess.run([lake_binary(), "meta", "status", "--metasrv",
+                                   f"http://127.0.0.1:{self.metasrv_ports[i]}"],
+                                  capture_output=True, text=True, timeout=10, env=self.env)
+        except subprocess.TimeoutExpired:
+            return None
         if done.returncode != 0:
             return None
         return json.loads(done.stdout)
@@ -221,7 +224,7 @@ class Cluster:
             "moto": self.moto_endpoint,
             "metasrv": self.metasrv_urls,
             "query": [f"grpc://127.0.0.1:{p}" for p in self.query_ports],
-            "pids": [p.pid for p in self.processes()],
+            "pids": {p.name: p.pid for p in self.processes()},
             "dir": str(self.dir),
         }
 
@@ -252,7 +255,7 @@ def main():
                                   capture_output=True, text=True)
             print(done.stdout.strip() or json.dumps({"endpoint": url, "down": True}))
         return
-    for pid in info["pids"]:
+    for pid in info["pids"].values():
         try:
             os.kill(pid, signal.SIGCONT)
             os.kill(pid, signal.SIGTERM)

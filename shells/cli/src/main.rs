@@ -237,8 +237,15 @@ fn main() -> anyhow::Result<()> {
             Command::Meta {
                 command: MetaCommand::Status { metasrv },
             } => {
-                let client = lake_metasrv::MetasrvClient::connect(&metasrv).await?;
-                let s = client.node_status().await?;
+                // A paused or hung node accepts connections but never answers.
+                let answered = tokio::time::timeout(Duration::from_secs(3), async {
+                    let client = lake_metasrv::MetasrvClient::connect(&metasrv).await?;
+                    client.node_status().await
+                })
+                .await;
+                let s = answered.map_err(|_| {
+                    anyhow::anyhow!("metasrv at {metasrv} did not answer within 3 s")
+                })??;
                 let json = serde_json::json!({
                     "node": s.node,
                     "serving": s.serving,
@@ -246,6 +253,7 @@ fn main() -> anyhow::Result<()> {
                     "leader_node": s.leader_node,
                     "leader_address": s.leader_address,
                     "revision": s.revision,
+                    "requests_served": s.requests_served,
                 });
                 println!("{json}");
                 Ok(())

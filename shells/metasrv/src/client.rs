@@ -2,7 +2,12 @@
 
 use futures::{Stream, StreamExt};
 use lake_core::{ChangeEvent, Digest, ManifestRef, TableMeta, VersionRecord};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
 use tonic::transport::Channel;
+use tonic::{Code, Status};
 
 use crate::MetasrvError;
 use crate::convert;
@@ -32,10 +37,37 @@ pub struct TableDescription {
     pub revision: u64,
 }
 
-/// A cheaply clonable Metasrv client.
+/// How long a call keeps trying the nodes while none can take it (a leader failover
+/// takes about one lease period).
+const FAILOVER_WAIT: Duration = Duration::from_secs(10);
+/// How long one attempt may take before the node counts as unresponsive (a paused
+/// process accepts connections but never answers).
+const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest silence a watch stream may keep (the server heartbeats every second).
+pub const WATCH_SILENCE_MAX: Duration = Duration::from_secs(3);
+
+/// A cheaply clonable Metasrv client over one or several nodes.
+///
+/// A call goes to the node that answered last. When a node cannot take it (no connection,
+/// or it does not lead and cannot reach the leader), the call was not carried out, so the
+/// client tries the next node, backing off once it has tried them all, for up to 10 s.
 #[derive(Clone, Debug)]
 pub struct MetasrvClient {
-    rpc: RpcClient<Channel>,
+    nodes: Arc<[RpcClient<Channel>]>,
+    current: Arc<AtomicUsize>,
+}
+
+/// Whether `status` says the call was not carried out, so another node may take it.
+fn not_taken(status: &Status) -> bool {
+    let reason = status
+        .metadata()
+        .get("x-lake-error")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    status.code() == Code::Unavailable
+        && (matches!(reason, "not-leader" | "not-written")
+            || status.message().contains("connect error")
+            || status.message().contains("Connection refused"))
 }
 
 impl MetasrvClient {
@@ -57,28 +89,91 @@ impl MetasrvClient {
             .map(str::trim)
             .filter(|e| !e.is_empty())
             .collect();
-        let channel = match endpoints.as_slice() {
-            [] => return Err(connect_error("no endpoint given".into())),
-            [one] => Channel::from_shared(one.to_string())
-                .map_err(|e| connect_error(e.to_string()))?
-                .connect()
-                .await
-                .map_err(|e| connect_error(e.to_string()))?,
-            several => {
-                let mut list = Vec::new();
-                for e in several {
-                    list.push(
-                        Channel::from_shared(e.to_string())
-                            .map_err(|err| connect_error(format!("{e}: {err}")))?
-                            .connect_timeout(std::time::Duration::from_secs(2)),
-                    );
-                }
-                Channel::balance_list(list.into_iter())
-            }
-        };
+        let mut nodes = Vec::new();
+        for e in &endpoints {
+            let channel = Channel::from_shared(e.to_string())
+                .map_err(|err| connect_error(format!("{e}: {err}")))?
+                .connect_timeout(Duration::from_secs(2));
+            let channel = if endpoints.len() == 1 {
+                channel
+                    .connect()
+                    .await
+                    .map_err(|err| connect_error(err.to_string()))?
+            } else {
+                channel.connect_lazy()
+            };
+            nodes.push(RpcClient::new(channel));
+        }
+        if nodes.is_empty() {
+            return Err(connect_error("no endpoint given".into()));
+        }
         Ok(Self {
-            rpc: RpcClient::new(channel),
+            nodes: nodes.into(),
+            current: Arc::new(AtomicUsize::new(0)),
         })
+    }
+
+    /// Runs `call` on the current node, moving on to the next one while nodes cannot
+    /// take it; see the type's docs.
+    ///
+    /// An attempt that gets no answer within [`ATTEMPT_TIMEOUT`], or whose connection
+    /// breaks, may or may not have been carried out: an `idempotent` call then moves on to
+    /// the next node too; another call fails with that error (its outcome is unknown).
+    async fn call<Req, Resp, Fut>(
+        &self,
+        request: Req,
+        idempotent: bool,
+        call: impl Fn(RpcClient<Channel>, Req) -> Fut,
+    ) -> Result<Resp, MetasrvError>
+    where
+        Req: Clone,
+        Fut: std::future::Future<Output = Result<tonic::Response<Resp>, Status>>,
+    {
+        let started = Instant::now();
+        let mut backoff = Duration::from_millis(20);
+        let mut tried = 0;
+        loop {
+            let i = self.current.load(Ordering::Relaxed) % self.nodes.len();
+            let attempt = tokio::time::timeout(
+                ATTEMPT_TIMEOUT,
+                call(self.nodes[i].clone(), request.clone()),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                Err(Status::deadline_exceeded(format!(
+                    "metasrv did not answer within {} s; the outcome is unknown",
+                    ATTEMPT_TIMEOUT.as_secs()
+                )))
+            });
+            // A broken connection or a timeout leaves the outcome unknown: only a call that
+            // may run twice is sent again.
+            let retry = |status: &Status| {
+                not_taken(status)
+                    || (idempotent
+                        && matches!(
+                            status.code(),
+                            Code::Unavailable | Code::DeadlineExceeded | Code::Unknown
+                        ))
+            };
+            match attempt {
+                Ok(response) => return Ok(response.into_inner()),
+                Err(status) if retry(&status) && started.elapsed() < FAILOVER_WAIT => {
+                    let next = (i + 1) % self.nodes.len();
+                    let _ = self.current.compare_exchange(
+                        i,
+                        next,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    );
+                    tried += 1;
+                    if tried % self.nodes.len() == 0 {
+                        tokio::time::sleep(backoff).await;
+                        backoff = (backoff * 2).min(Duration::from_millis(500));
+                    }
+                }
+                Err(status) => return Err(status.into()),
+            }
+        }
     }
 
     /// This node's health and readiness view.
@@ -86,8 +181,8 @@ impl MetasrvClient {
     /// # Errors
     /// Transport errors.
     pub async fn node_status(&self) -> Result<proto::NodeStatusResponse, MetasrvError> {
-        Ok(self
-            .rpc
+        let i = self.current.load(Ordering::Relaxed) % self.nodes.len();
+        Ok(self.nodes[i]
             .clone()
             .node_status(proto::NodeStatusRequest {})
             .await?
@@ -101,11 +196,10 @@ impl MetasrvClient {
     pub async fn create_namespace(&self, name: &str) -> Result<u64, MetasrvError> {
         let request = proto::NamespaceRequest { name: name.into() };
         Ok(self
-            .rpc
-            .clone()
-            .create_namespace(request)
+            .call(request, false, |mut rpc, r| async move {
+                rpc.create_namespace(r).await
+            })
             .await?
-            .into_inner()
             .revision)
     }
 
@@ -116,11 +210,10 @@ impl MetasrvClient {
     pub async fn drop_namespace(&self, name: &str) -> Result<u64, MetasrvError> {
         let request = proto::NamespaceRequest { name: name.into() };
         Ok(self
-            .rpc
-            .clone()
-            .drop_namespace(request)
+            .call(request, false, |mut rpc, r| async move {
+                rpc.drop_namespace(r).await
+            })
             .await?
-            .into_inner()
             .revision)
     }
 
@@ -139,7 +232,11 @@ impl MetasrvClient {
             name: name.into(),
             schema_ipc,
         };
-        let response = self.rpc.clone().create_table(request).await?.into_inner();
+        let response = self
+            .call(request, false, |mut rpc, r| async move {
+                rpc.create_table(r).await
+            })
+            .await?;
         let meta = response
             .table
             .ok_or_else(|| MetasrvError::Malformed("create_table returned no table".into()))?;
@@ -156,11 +253,10 @@ impl MetasrvClient {
             name: name.into(),
         };
         Ok(self
-            .rpc
-            .clone()
-            .drop_table(request)
+            .call(request, false, |mut rpc, r| async move {
+                rpc.drop_table(r).await
+            })
             .await?
-            .into_inner()
             .revision)
     }
 
@@ -177,7 +273,11 @@ impl MetasrvClient {
             namespace: namespace.into(),
             name: name.into(),
         };
-        let r = self.rpc.clone().describe_table(request).await?.into_inner();
+        let r = self
+            .call(request, true, |mut rpc, r| async move {
+                rpc.describe_table(r).await
+            })
+            .await?;
         Ok(TableDescription {
             meta: r
                 .meta
@@ -205,6 +305,9 @@ impl MetasrvClient {
         manifest: &ManifestRef,
         operation: Option<(&str, Digest)>,
     ) -> Result<Committed, MetasrvError> {
+        // With an operation id a repeated commit is a replay (it returns the original
+        // version), so it is safe to send again after an unanswered attempt.
+        let idempotent = operation.is_some();
         let request = proto::CommitRequest {
             table_id,
             base_version,
@@ -212,7 +315,11 @@ impl MetasrvClient {
             operation_id: operation.map(|(id, _)| id.to_string()),
             digest: operation.map(|(_, d)| d.to_vec()).unwrap_or_default(),
         };
-        let r = self.rpc.clone().commit(request).await?.into_inner();
+        let r = self
+            .call(request, idempotent, |mut rpc, r| async move {
+                rpc.commit(r).await
+            })
+            .await?;
         Ok(Committed {
             version: r.version,
             replayed: r.replayed,
@@ -236,15 +343,17 @@ impl MetasrvClient {
             manifest: Some(manifest.into()),
         };
         Ok(self
-            .rpc
-            .clone()
-            .finalize_manifest(request)
+            .call(request, true, |mut rpc, r| async move {
+                rpc.finalize_manifest(r).await
+            })
             .await?
-            .into_inner()
             .revision)
     }
 
     /// The change stream after `from_revision`; with `follow` it stays open for new events.
+    /// The server sends a heartbeat after a second without events; a stream silent for
+    /// [`WATCH_SILENCE_MAX`] (its node paused, or the network dropped it) yields an error
+    /// item, so the caller reconnects, possibly to another node.
     ///
     /// # Errors
     /// Transport errors (also as stream items).
@@ -258,10 +367,29 @@ impl MetasrvClient {
             from_revision,
             follow,
         };
-        let stream = self.rpc.clone().watch(request).await?.into_inner();
-        Ok(stream.map(|item| match item {
-            Ok(event) => convert::change_event(event),
-            Err(status) => Err(status.into()),
+        let stream = self
+            .call(
+                request,
+                true,
+                |mut rpc, r| async move { rpc.watch(r).await },
+            )
+            .await?;
+        let stream = tokio_stream::StreamExt::timeout(stream, WATCH_SILENCE_MAX);
+        Ok(stream.filter_map(|item| async move {
+            match item {
+                // A heartbeat: the stream is alive; nothing to deliver.
+                Ok(Ok(event)) if event.kind.is_none() => None,
+                Ok(Ok(event)) => Some(convert::change_event(event)),
+                Ok(Err(status)) => Some(Err(status.into())),
+                Err(_) => Some(Err(MetasrvError::Rpc {
+                    code: Code::Unavailable,
+                    reason: String::new(),
+                    message: format!(
+                        "the watch stream was silent for {} s",
+                        WATCH_SILENCE_MAX.as_secs()
+                    ),
+                })),
+            }
         }))
     }
 }

@@ -48,7 +48,9 @@ fn now_ms() -> i64 {
 /// again).
 const FORWARDED_HEADER: &str = "x-lake-forwarded";
 /// How often a watch with no live events re-reads the store (how followers follow).
-const WATCH_POLL: Duration = Duration::from_millis(50);
+const WATCH_POLL: Duration = Duration::from_millis(100);
+/// A watch with nothing to deliver sends a heartbeat this often.
+const WATCH_HEARTBEAT: Duration = Duration::from_secs(1);
 
 /// A client to the leader at an address.
 type LeaderRpc = (String, RpcClient<Channel>);
@@ -970,6 +972,7 @@ impl MetasrvRpc for Metasrv {
         let (tx, rx) = mpsc::channel::<Result<proto::ChangeEvent, Status>>(256);
         tokio::spawn(async move {
             let mut sent = r.from_revision;
+            let mut last_sent = Instant::now();
             loop {
                 // Catch up from the durable log.
                 loop {
@@ -997,9 +1000,21 @@ impl MetasrvRpc for Metasrv {
                         }
                         sent = event.revision;
                     }
+                    last_sent = Instant::now();
                 }
                 if !r.follow {
                     return;
+                }
+                if last_sent.elapsed() >= WATCH_HEARTBEAT {
+                    // A heartbeat: no kind, the last revision delivered.
+                    let heartbeat = proto::ChangeEvent {
+                        revision: sent,
+                        kind: None,
+                    };
+                    if tx.send(Ok(heartbeat)).await.is_err() {
+                        return;
+                    }
+                    last_sent = Instant::now();
                 }
                 // Follow live events (published while this node leads) until we lag
                 // behind or nothing arrives for a poll interval, then catch up from the
@@ -1016,6 +1031,7 @@ impl MetasrvRpc for Metasrv {
                                 return;
                             }
                             sent = event.revision;
+                            last_sent = Instant::now();
                         }
                         Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => break,
                         Err(broadcast::error::RecvError::Closed) => return,
@@ -1044,6 +1060,7 @@ impl MetasrvRpc for Metasrv {
                 .unwrap_or_default(),
             leader_address: leader.map(|l| l.address).unwrap_or_default(),
             revision: state.revision,
+            requests_served: self.requests_served(),
         }))
     }
 }

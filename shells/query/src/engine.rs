@@ -251,7 +251,7 @@ fn stores_as(given: &DataType, table: &DataType) -> bool {
 }
 
 fn random_operation_id() -> String {
-    format!("sql-{:032x}", rand::random::<u128>())
+    format!("lake-{:032x}", rand::random::<u128>())
 }
 
 /// A Query replica's engine.
@@ -789,8 +789,10 @@ impl Engine {
         Ok((meta, revision))
     }
 
-    /// Appends `batches` to the table as one version, idempotently under `operation_id`.
-    /// Returns the commit and the number of rows.
+    /// Appends `batches` to the table as one version, idempotently under `operation_id`
+    /// (a random one when `None`, so that this replica's own retries of a commit whose
+    /// outcome was unknown can never commit the rows twice). Returns the commit and the
+    /// number of rows.
     ///
     /// # Errors
     /// Schema mismatch, operation id reused with another payload, table dropped.
@@ -804,10 +806,8 @@ impl Engine {
         let table = format!("{}.{}", meta.namespace, meta.name);
         let batches = conform(&table, &schema, batches)?;
         let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
-        let operation = match operation_id {
-            Some(id) => Some((id, payload_digest(&schema, &batches)?)),
-            None => None,
-        };
+        let id = operation_id.unwrap_or_else(random_operation_id);
+        let operation = Some((id, payload_digest(&schema, &batches)?));
         let committed = self
             .datasets
             .append(meta, schema, batches, operation)
