@@ -52,6 +52,9 @@ const WATCH_POLL: Duration = Duration::from_millis(100);
 /// A watch with nothing to deliver sends a heartbeat this often.
 const WATCH_HEARTBEAT: Duration = Duration::from_secs(1);
 
+/// The gRPC health service name whose status is this node's readiness.
+pub const READINESS_SERVICE: &str = "lake.metasrv.v1.Metasrv";
+
 /// A client to the leader at an address.
 type LeaderRpc = (String, RpcClient<Channel>);
 
@@ -226,7 +229,31 @@ impl Metasrv {
             requests.fetch_add(1, Ordering::Relaxed);
             Ok(request)
         };
+        // The standard gRPC health service (grpc.health.v1, as `grpc_health_probe` and
+        // Kubernetes gRPC probes use it): "" is SERVING while the process answers
+        // (liveness); "lake.metasrv.v1.Metasrv" is SERVING while this node can take calls,
+        // because it leads or knows the leader to forward to (readiness).
+        let (reporter, health) = tonic_health::server::health_reporter();
+        let mut state = self.state.clone();
+        tokio::spawn(async move {
+            loop {
+                let ready = {
+                    let s = state.borrow_and_update();
+                    s.serving.is_some() || s.forward_to().is_some()
+                };
+                let status = if ready {
+                    tonic_health::ServingStatus::Serving
+                } else {
+                    tonic_health::ServingStatus::NotServing
+                };
+                reporter.set_service_status(READINESS_SERVICE, status).await;
+                if state.changed().await.is_err() {
+                    return;
+                }
+            }
+        });
         tonic::transport::Server::builder()
+            .add_service(health)
             .add_service(MetasrvServer::with_interceptor(self, count))
             .serve_with_incoming_shutdown(incoming, shutdown)
             .await

@@ -265,3 +265,68 @@ async fn nodes_elect_one_leader_and_hand_over_on_shutdown_or_crash() {
     assert!(matches!(err, StoreError::ConditionFailed(_)), "{err}");
     drop(b);
 }
+
+/// The standard gRPC health service: the process is live at once; readiness turns SERVING
+/// once the node leads (or knows the leader), and NOT_SERVING for a node that knows none.
+#[tokio::test]
+async fn grpc_health_reports_liveness_and_readiness() {
+    use tonic_health::pb::HealthCheckRequest;
+    use tonic_health::pb::health_check_response::ServingStatus;
+    use tonic_health::pb::health_client::HealthClient;
+
+    async fn status(addr: std::net::SocketAddr, service: &str) -> ServingStatus {
+        let channel = tonic::transport::Channel::from_shared(format!("http://{addr}"))
+            .expect("uri")
+            .connect()
+            .await
+            .expect("connect");
+        let mut client = HealthClient::new(channel);
+        let response = client
+            .check(HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .expect("check");
+        response.into_inner().status()
+    }
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store: Arc<dyn EventStore> = Arc::new(RocksStore::open(dir.path()).expect("open"));
+    // A lease held by a node that is gone and left no address: until it expires, the new
+    // node can neither serve nor forward.
+    store
+        .write_lease(
+            None,
+            &lake_core::Lease {
+                epoch: 1,
+                holder: "ghost".into(),
+                address: String::new(),
+                renewal: 0,
+            },
+        )
+        .expect("lease");
+    let metasrv = Metasrv::start_node(store, node("a")).expect("start");
+    let addr = metasrv
+        .clone()
+        .spawn_server("127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("serve");
+    assert_eq!(status(addr, "").await, ServingStatus::Serving, "live");
+    let readiness = lake_metasrv::server::READINESS_SERVICE;
+    assert_eq!(
+        status(addr, readiness).await,
+        ServingStatus::NotServing,
+        "not ready yet"
+    );
+    let started = std::time::Instant::now();
+    loop {
+        let ready = status(addr, readiness).await;
+        if ready == ServingStatus::Serving {
+            break;
+        }
+        assert_eq!(ready, ServingStatus::NotServing);
+        assert!(started.elapsed() < Duration::from_secs(5), "never ready");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(metasrv.status().serving.is_some());
+}
