@@ -28,6 +28,7 @@ use lance_table::io::commit::external_manifest::{
     ExternalManifestCommitHandler, ExternalManifestStore,
 };
 use lance_table::io::commit::{ManifestLocation, ManifestNamingScheme};
+use object_store::ObjectStoreExt;
 use object_store::path::Path;
 
 use crate::QueryError;
@@ -36,6 +37,9 @@ use crate::QueryError;
 const OPEN_DATASETS_MAX: usize = 256;
 /// Attempts of an append that keeps losing the compare-and-swap.
 const APPEND_ATTEMPTS_MAX: usize = 8;
+/// How long a commit whose outcome is unknown (Metasrv failing over, unreachable) is sent
+/// again before the append gives up and reports the outcome as unknown.
+const COMMIT_RESOLVE_MAX: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// An opened, immutable Lance dataset version.
 pub type DatasetHandle = Arc<Dataset>;
@@ -169,6 +173,7 @@ impl Datasets {
                 meta: meta.clone(),
                 operation: operation.clone(),
                 committed: Mutex::new(None),
+                unknown: Mutex::new(None),
             });
             let params = WriteParams {
                 mode: if latest == 0 {
@@ -186,12 +191,20 @@ impl Datasets {
                 RecordBatchIterator::new(batches.clone().into_iter().map(Ok), schema.clone());
             let result = Dataset::write(reader, self.uri(meta).as_str(), Some(params)).await;
             let committed = *store.committed.lock().unwrap_or_else(|p| p.into_inner());
+            let unknown = store
+                .unknown
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
             match (result, committed) {
                 (Ok(_), Some(c)) => return Ok(c),
                 (Ok(_), None) => {
-                    return Err(QueryError::Lance(
-                        "lance reported a commit that metasrv never acknowledged".into(),
-                    ));
+                    return Err(QueryError::Timeout(format!(
+                        "the commit to {}.{} has an unknown outcome ({}); retry with the same operation id, which never appends twice",
+                        meta.namespace,
+                        meta.name,
+                        unknown.unwrap_or_else(|| "metasrv never acknowledged it".into())
+                    )));
                 }
                 // The CAS said another writer with our operation id got there first.
                 (Err(_), Some(c)) if c.replayed => return Ok(c),
@@ -396,6 +409,112 @@ struct MetasrvManifests {
     operation: Option<(String, Digest)>,
     /// What Metasrv answered to our compare-and-swap.
     committed: Mutex<Option<Committed>>,
+    /// Why the compare-and-swap's outcome stayed unknown, if it did.
+    unknown: Mutex<Option<String>>,
+}
+
+/// What became of one compare-and-swap.
+enum Resolution {
+    /// Metasrv holds our manifest at the version.
+    Ours(Committed),
+    /// Definitely not ours: another writer won the version, or an earlier attempt of this
+    /// operation committed it (recorded as a replay).
+    NotOurs(lance::Error),
+    /// No definite answer within [`COMMIT_RESOLVE_MAX`].
+    Unknown(String),
+}
+
+/// Whether a failed Metasrv call leaves its outcome unknown (as opposed to a definite
+/// refusal such as a lost compare-and-swap or a reused operation id).
+fn outcome_unknown(e: &lake_metasrv::MetasrvError) -> bool {
+    use tonic::Code;
+    match e {
+        lake_metasrv::MetasrvError::Rpc { code, .. } => matches!(
+            code,
+            Code::Unavailable | Code::DeadlineExceeded | Code::Unknown | Code::Cancelled
+        ),
+        lake_metasrv::MetasrvError::Connect { .. } | lake_metasrv::MetasrvError::ShuttingDown => {
+            true
+        }
+        _ => false,
+    }
+}
+
+impl MetasrvManifests {
+    /// The compare-and-swap of `version` to our manifest at `path`, sent again (same
+    /// operation id, so a landed earlier attempt comes back as a replay) until the answer
+    /// is definite. A replay is ours when Metasrv records our very manifest path for it.
+    async fn commit_resolved(
+        &self,
+        base_uri: &str,
+        version: u64,
+        path: &str,
+        size: u64,
+    ) -> Resolution {
+        let manifest = ManifestRef {
+            path: relative(base_uri, path),
+            size_bytes: size,
+        };
+        let operation = self
+            .operation
+            .as_ref()
+            .map(|(id, digest)| (id.as_str(), *digest));
+        let started = std::time::Instant::now();
+        loop {
+            let answer = self
+                .metasrv
+                .commit(
+                    self.meta.id,
+                    version.saturating_sub(1),
+                    &manifest,
+                    operation,
+                )
+                .await;
+            match answer {
+                Ok(committed) if !committed.replayed => return Resolution::Ours(committed),
+                Ok(committed) => {
+                    // A replay: our own earlier attempt of this very commit, or an earlier
+                    // Lance write of this operation (another manifest)?
+                    match self
+                        .metasrv
+                        .describe_table(&self.meta.namespace, &self.meta.name)
+                        .await
+                    {
+                        Ok(d) => {
+                            let ours = d.versions.iter().any(|v| {
+                                v.version == committed.version && v.manifest.path == manifest.path
+                            });
+                            if ours {
+                                return Resolution::Ours(Committed {
+                                    replayed: false,
+                                    ..committed
+                                });
+                            }
+                            *self.committed.lock().unwrap_or_else(|p| p.into_inner()) =
+                                Some(committed);
+                            return Resolution::NotOurs(lance::Error::io(format!(
+                                "operation already committed version {}",
+                                committed.version
+                            )));
+                        }
+                        Err(e) if outcome_unknown(&e) => {}
+                        Err(e) => return Resolution::NotOurs(lance_error(e)),
+                    }
+                }
+                Err(e) if outcome_unknown(&e) => {
+                    if started.elapsed() >= COMMIT_RESOLVE_MAX {
+                        return Resolution::Unknown(e.to_string());
+                    }
+                    tracing::warn!(error = %e, "commit outcome unknown; sending it again");
+                }
+                Err(e) => return Resolution::NotOurs(lance_error(e)),
+            }
+            if started.elapsed() >= COMMIT_RESOLVE_MAX {
+                return Resolution::Unknown("metasrv gave no definite answer".into());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }
 }
 
 fn lance_error(e: lake_metasrv::MetasrvError) -> lance::Error {
@@ -430,6 +549,72 @@ impl ExternalManifestStore for MetasrvManifests {
             .map(|v| (v.version, absolute(base_uri, &v.manifest.path))))
     }
 
+    /// Lance's staging-manifest workflow, made safe against unknown outcomes: the staging
+    /// manifest is deleted only when Metasrv definitely does not point at it, and a failed
+    /// finalization leaves the version on its (kept) staging manifest.
+    async fn put(
+        &self,
+        base_path: &Path,
+        version: u64,
+        staging_path: &Path,
+        size: u64,
+        e_tag: Option<String>,
+        object_store: &dyn object_store::ObjectStore,
+        naming_scheme: ManifestNamingScheme,
+    ) -> lance::Result<ManifestLocation> {
+        let staging = ManifestLocation {
+            version,
+            path: staging_path.clone(),
+            size: Some(size),
+            naming_scheme,
+            e_tag,
+        };
+        match self
+            .commit_resolved(base_path.as_ref(), version, staging_path.as_ref(), size)
+            .await
+        {
+            Resolution::Ours(committed) => {
+                *self.committed.lock().unwrap_or_else(|p| p.into_inner()) = Some(committed);
+            }
+            // Lance deletes the staging manifest: nothing points at it.
+            Resolution::NotOurs(error) => return Err(error),
+            Resolution::Unknown(why) => {
+                // Metasrv may point at the staging manifest: keep it, and let the append
+                // report the outcome as unknown.
+                *self.unknown.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+                return Ok(staging);
+            }
+        }
+        let final_path = naming_scheme.manifest_path(base_path, version);
+        if let Err(e) = object_store.copy(staging_path, &final_path).await {
+            tracing::warn!(error = %e, "manifest copy failed; the version stays on its staging manifest");
+            return Ok(staging);
+        }
+        if let Err(e) = finalize(
+            &self.metasrv,
+            self.meta.id,
+            base_path.as_ref(),
+            version,
+            final_path.as_ref(),
+            size,
+        )
+        .await
+        {
+            tracing::warn!(error = %e, "FinalizeManifest failed; the version stays on its staging manifest");
+            return Ok(staging);
+        }
+        if let Err(e) = object_store.delete(staging_path).await {
+            tracing::debug!(error = %e, "staging manifest not deleted");
+        }
+        Ok(ManifestLocation {
+            version,
+            path: final_path,
+            size: Some(size),
+            naming_scheme,
+            e_tag: None,
+        })
+    }
+
     async fn put_if_not_exists(
         &self,
         base_uri: &str,
@@ -438,33 +623,17 @@ impl ExternalManifestStore for MetasrvManifests {
         size: u64,
         _e_tag: Option<String>,
     ) -> lance::Result<()> {
-        let manifest = ManifestRef {
-            path: relative(base_uri, path),
-            size_bytes: size,
-        };
-        let operation = self
-            .operation
-            .as_ref()
-            .map(|(id, digest)| (id.as_str(), *digest));
-        let committed = self
-            .metasrv
-            .commit(
-                self.meta.id,
-                version.saturating_sub(1),
-                &manifest,
-                operation,
-            )
-            .await
-            .map_err(lance_error)?;
-        *self.committed.lock().unwrap_or_else(|p| p.into_inner()) = Some(committed);
-        if committed.replayed {
-            // Never let Lance finalize a version it did not win.
-            return Err(lance::Error::io(format!(
-                "operation already committed version {}",
-                committed.version
-            )));
+        // Only reached through Lance paths other than `put` (which resolves outcomes).
+        match self.commit_resolved(base_uri, version, path, size).await {
+            Resolution::Ours(committed) => {
+                *self.committed.lock().unwrap_or_else(|p| p.into_inner()) = Some(committed);
+                Ok(())
+            }
+            Resolution::NotOurs(error) => Err(error),
+            Resolution::Unknown(why) => {
+                Err(lance::Error::io(format!("commit outcome unknown: {why}")))
+            }
         }
-        Ok(())
     }
 
     async fn put_if_exists(
