@@ -225,6 +225,8 @@ class Cluster:
             "metasrv": self.metasrv_urls,
             "query": [f"grpc://127.0.0.1:{p}" for p in self.query_ports],
             "pids": {p.name: p.pid for p in self.processes()},
+            "binary": lake_binary(),
+            "commands": {p.name: p.args for p in self.processes()},
             "dir": str(self.dir),
         }
 
@@ -243,26 +245,47 @@ def main():
         info = cluster.describe()
         state.write_text(json.dumps(info, indent=2))
         print(json.dumps(info, indent=2))
-        print(f"connect: adbc / lake sql --endpoint http://127.0.0.1:{cluster.query_ports[0]}",
-              file=sys.stderr)
+        for port in cluster.query_ports:
+            print(f"query replica: lake sql --endpoint http://127.0.0.1:{port} \"SELECT 1\"  "
+                  f"(ADBC: grpc://127.0.0.1:{port})", file=sys.stderr)
         return
     if not state.exists():
         sys.exit(f"no cluster in {directory}")
     info = json.loads(state.read_text())
+    binary = info.get("binary") or lake_binary()
     if args.command == "status":
         for url in info["metasrv"].split(","):
-            done = subprocess.run([lake_binary(), "meta", "status", "--metasrv", url],
-                                  capture_output=True, text=True)
-            print(done.stdout.strip() or json.dumps({"endpoint": url, "down": True}))
+            try:
+                done = subprocess.run([binary, "meta", "status", "--metasrv", url],
+                                      capture_output=True, text=True, timeout=10)
+                view = json.loads(done.stdout) if done.returncode == 0 else {"down": True}
+            except (subprocess.TimeoutExpired, json.JSONDecodeError):
+                view = {"down": True}
+            print(json.dumps({"endpoint": url, **view}))
         return
-    for pid in info["pids"].values():
+    pids = list(info["pids"].values())
+    for pid in pids:
         try:
             os.kill(pid, signal.SIGCONT)
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
+    deadline = time.time() + 20
+    while time.time() < deadline and any(alive(pid) for pid in pids):
+        time.sleep(0.1)
+    for pid in pids:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
     state.unlink()
     print("stopped", file=sys.stderr)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
 
 
 if __name__ == "__main__":

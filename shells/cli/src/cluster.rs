@@ -22,26 +22,36 @@ pub enum StoreUrl {
     Rocks(PathBuf),
 }
 
+/// Checks a DynamoDB table name (DynamoDB's rule: 3 to 255 of `[A-Za-z0-9_.-]`).
+///
+/// # Errors
+/// A message naming the table and the allowed form.
+pub fn validate_table_name(table: &str) -> Result<(), String> {
+    let valid = (3..=255).contains(&table.len())
+        && table
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid DynamoDB table name {table:?}: use 3 to 255 letters, digits, '_', '.' or '-'"
+        ))
+    }
+}
+
 impl std::str::FromStr for StoreUrl {
     type Err = String;
 
     fn from_str(url: &str) -> Result<Self, String> {
         if let Some(table) = url.strip_prefix("dynamodb://") {
-            // DynamoDB table names: 3 to 255 of [A-Za-z0-9_.-].
-            let valid = (3..=255).contains(&table.len())
-                && table
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
-            if !valid {
-                return Err(format!(
-                    "invalid DynamoDB table name {table:?}: use 3 to 255 letters, digits, '_', '.' or '-'"
-                ));
-            }
+            validate_table_name(table)?;
             return Ok(Self::Dynamo(table.to_string()));
         }
-        if let Some(path) = url.strip_prefix("rocksdb://")
-            && !path.is_empty()
-        {
+        if let Some(path) = url.strip_prefix("rocksdb://") {
+            if path.is_empty() {
+                return Err("rocksdb:// needs a directory: rocksdb://PATH".into());
+            }
             return Ok(Self::Rocks(PathBuf::from(path)));
         }
         Err(format!(
@@ -103,27 +113,37 @@ pub async fn run_metasrv(
     options: MetasrvOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    // Everything that can be checked without side effects comes first.
+    if options.advertise.is_none() && options.listen.ip().is_unspecified() {
+        bail!(
+            "--listen {} is a wildcard address: give --advertise HOST:PORT, where other nodes reach this one",
+            options.listen
+        );
+    }
+    let mut election = ElectionConfig {
+        node: String::new(),
+        address: String::new(),
+        lease_ms: options.lease_ms,
+        renew_interval_ms: options.renew_interval_ms,
+        clock_bound_ms: options.clock_bound_ms,
+    };
+    election.validate().map_err(|message| {
+        anyhow::anyhow!(
+            "{}",
+            message
+                .replace("renew_interval_ms", "--renew-interval-ms")
+                .replace("clock_bound_ms", "--clock-bound-ms")
+                .replace("lease_ms", "--lease-ms")
+        )
+    })?;
     let store = open_store(&options.store, options.dynamodb_endpoint.as_deref()).await?;
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
         .with_context(|| format!("binding Metasrv on {}", options.listen))?;
     let bound = listener.local_addr()?;
-    let advertise = match options.advertise {
-        Some(a) => a,
-        None if bound.ip().is_unspecified() => {
-            bail!(
-                "--listen {bound} is a wildcard address: give --advertise HOST:PORT for other nodes"
-            )
-        }
-        None => bound.to_string(),
-    };
-    let election = ElectionConfig {
-        node: options.node.unwrap_or_else(|| advertise.clone()),
-        address: advertise.clone(),
-        lease_ms: options.lease_ms,
-        renew_interval_ms: options.renew_interval_ms,
-        clock_bound_ms: options.clock_bound_ms,
-    };
+    let advertise = options.advertise.unwrap_or_else(|| bound.to_string());
+    election.node = options.node.unwrap_or_else(|| advertise.clone());
+    election.address = advertise.clone();
     let node = election.node.clone();
     let metasrv = Metasrv::start_node(store, election)?;
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -162,6 +182,13 @@ pub async fn run_query(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let warehouse = options.warehouse.trim_end_matches('/').to_string();
+    if let Some((scheme, _)) = warehouse.split_once("://")
+        && !matches!(scheme, "s3" | "file")
+    {
+        bail!(
+            "unsupported warehouse {warehouse:?}: use s3://BUCKET/PREFIX, file:///PATH or a local path"
+        );
+    }
     if !warehouse.contains("://") {
         std::fs::create_dir_all(&warehouse)
             .with_context(|| format!("creating warehouse directory {warehouse}"))?;

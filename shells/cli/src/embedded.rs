@@ -82,20 +82,57 @@ pub async fn start_query(
     Ok((flight_addr, engine, server))
 }
 
-/// Reads the ticket key from `path`, creating a random one on first start, so tickets
-/// survive a restart (and, with the file shared, are accepted by every replica).
+/// Reads the ticket key from `path`, creating a random one (mode 0600) when the file does
+/// not exist, so tickets survive a restart and, with the file shared, are accepted by every
+/// replica. Replicas starting together agree on one key: the file is created exclusively,
+/// and a replica that loses that race reads the winner's key.
 ///
 /// # Errors
-/// The file cannot be written.
+/// The file holds fewer than 32 bytes (it is never overwritten), or cannot be read or
+/// written.
 pub fn ticket_key(path: &Path) -> anyhow::Result<TicketKey> {
-    if let Ok(key) = std::fs::read(path)
-        && key.len() >= 32
-    {
-        return Ok(TicketKey::new(&key)?);
+    use std::io::Write;
+    const KEY_MIN: usize = 32;
+    let read = |path: &Path| -> anyhow::Result<Option<TicketKey>> {
+        match std::fs::read(path) {
+            Ok(key) if key.len() >= KEY_MIN => Ok(Some(TicketKey::new(&key)?)),
+            Ok(key) => anyhow::bail!(
+                "ticket key file {} holds {} bytes; a key needs at least {KEY_MIN} (remove the file to have a random key written)",
+                path.display(),
+                key.len()
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("reading ticket key file {}", path.display())),
+        }
+    };
+    if let Some(key) = read(path)? {
+        return Ok(key);
     }
-    let key: Vec<u8> = (0..32).map(|_| rand::random::<u8>()).collect();
-    std::fs::write(path, &key).with_context(|| format!("writing {}", path.display()))?;
-    Ok(TicketKey::new(&key)?)
+    let key: Vec<u8> = (0..KEY_MIN).map(|_| rand::random::<u8>()).collect();
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(mut file) => {
+            file.write_all(&key)
+                .and_then(|()| file.sync_all())
+                .with_context(|| format!("writing ticket key file {}", path.display()))?;
+            Ok(TicketKey::new(&key)?)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            // Another replica is writing it: wait for its key.
+            for _ in 0..100 {
+                if let Ok(Some(key)) = read(path) {
+                    return Ok(key);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            read(path)?
+                .with_context(|| format!("ticket key file {} stayed incomplete", path.display()))
+        }
+        Err(e) => Err(e).with_context(|| format!("creating ticket key file {}", path.display())),
+    }
 }
 
 /// Starts the embedded server with data under `data_dir`, Flight SQL on `listen`

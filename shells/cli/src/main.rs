@@ -225,6 +225,7 @@ fn main() -> anyhow::Result<()> {
                         dynamodb_endpoint,
                     },
             } => {
+                lake::cluster::validate_table_name(&dynamodb).map_err(anyhow::Error::msg)?;
                 let created = lake_metasrv::DynamoStore::create_table(
                     &dynamodb,
                     dynamodb_endpoint.as_deref(),

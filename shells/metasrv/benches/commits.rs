@@ -13,8 +13,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lake_core::ManifestRef;
 use lake_core::commit::{Applied, Mutation};
+use lake_core::{CommitError, ManifestRef};
 use lake_metasrv::{DynamoStore, EventStore, Metasrv, RocksStore, single_node_election};
 
 struct Args {
@@ -71,6 +71,8 @@ fn synced_writes_per_second(dir: &std::path::Path, seconds: u64) -> f64 {
 }
 
 struct Measured {
+    /// Commits sent again after a retryable refusal (a leader step-down under load).
+    retries: u64,
     commits: usize,
     per_second: f64,
     p50: Duration,
@@ -80,26 +82,54 @@ struct Measured {
 /// `writers` concurrent committers on `metasrv`, each on its own table, for `seconds`.
 async fn measure(metasrv: &Metasrv, label: &str, writers: usize, seconds: u64) -> Measured {
     let namespace = format!("{label}_{writers}");
-    metasrv
-        .mutate(Mutation::CreateNamespace {
-            name: namespace.clone(),
-        })
-        .await
-        .expect("namespace");
+    loop {
+        let answer = metasrv
+            .mutate(Mutation::CreateNamespace {
+                name: namespace.clone(),
+            })
+            .await;
+        match answer {
+            Ok(_)
+            | Err(lake_metasrv::MetasrvError::Commit(CommitError::NamespaceExists { .. })) => {
+                break;
+            }
+            Err(lake_metasrv::MetasrvError::Commit(e)) if e.is_retryable() => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("create namespace: {e}"),
+        }
+    }
     let mut tables = Vec::new();
     for w in 0..writers {
-        let reply = metasrv
-            .mutate(Mutation::CreateTable {
-                namespace: namespace.clone(),
-                name: format!("t{w}"),
-                schema_ipc: vec![],
-            })
-            .await
-            .expect("table");
-        let Applied::TableCreated(meta) = reply.applied else {
-            panic!("{reply:?}")
+        let reply = loop {
+            let answer = metasrv
+                .mutate(Mutation::CreateTable {
+                    namespace: namespace.clone(),
+                    name: format!("t{w}"),
+                    schema_ipc: vec![],
+                })
+                .await;
+            match answer {
+                Ok(reply) => match reply.applied {
+                    Applied::TableCreated(meta) => break meta.id,
+                    other => panic!("{other:?}"),
+                },
+                // An earlier attempt whose outcome was unknown did create it.
+                Err(lake_metasrv::MetasrvError::Commit(CommitError::TableExists { .. })) => {
+                    let (ns, name) = (namespace.clone(), format!("t{w}"));
+                    let id = metasrv
+                        .read(move |r| r.table(&ns, &name).map(|t| t.meta.id))
+                        .await
+                        .expect("read");
+                    break id.expect("the table exists");
+                }
+                Err(lake_metasrv::MetasrvError::Commit(e)) if e.is_retryable() => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => panic!("create table: {e}"),
+            }
         };
-        tables.push(meta.id);
+        tables.push(reply);
     }
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let started = Instant::now();
@@ -110,35 +140,51 @@ async fn measure(metasrv: &Metasrv, label: &str, writers: usize, seconds: u64) -
             tokio::spawn(async move {
                 let mut latencies = Vec::new();
                 let mut version = 0;
+                let mut retries = 0u64;
                 while Instant::now() < deadline && version < 100_000 {
                     let sent = Instant::now();
-                    metasrv
-                        .mutate(Mutation::Commit {
-                            table_id,
-                            base_version: version,
-                            manifest: ManifestRef {
-                                path: format!("_versions/{}.manifest", version + 1),
-                                size_bytes: 1000,
-                            },
-                            operation: Some((format!("op-{table_id}-{version}"), [7; 32])),
-                        })
-                        .await
-                        .expect("commit");
+                    loop {
+                        let answer = metasrv
+                            .mutate(Mutation::Commit {
+                                table_id,
+                                base_version: version,
+                                manifest: ManifestRef {
+                                    path: format!("_versions/{}.manifest", version + 1),
+                                    size_bytes: 1000,
+                                },
+                                operation: Some((format!("op-{table_id}-{version}"), [7; 32])),
+                            })
+                            .await;
+                        match answer {
+                            Ok(_) => break,
+                            // A step-down or a store hiccup: the same operation id is safe
+                            // to send again (a landed commit comes back as a replay).
+                            Err(lake_metasrv::MetasrvError::Commit(e)) if e.is_retryable() => {
+                                retries += 1;
+                                tokio::time::sleep(Duration::from_millis(20)).await;
+                            }
+                            Err(e) => panic!("commit: {e}"),
+                        }
+                    }
                     latencies.push(sent.elapsed());
                     version += 1;
                 }
-                latencies
+                (latencies, retries)
             })
         })
         .collect();
     let mut latencies = Vec::new();
+    let mut retries = 0;
     for task in tasks {
-        latencies.extend(task.await.expect("writer"));
+        let (l, r) = task.await.expect("writer");
+        latencies.extend(l);
+        retries += r;
     }
     let elapsed = started.elapsed();
     latencies.sort();
     let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
     Measured {
+        retries,
         commits: latencies.len(),
         per_second: latencies.len() as f64 / elapsed.as_secs_f64(),
         p50: at(0.5),
@@ -151,8 +197,9 @@ async fn run_store(store: Arc<dyn EventStore>, label: &str, args: &Args, baselin
     for &writers in &args.writers {
         let m = measure(&metasrv, label, writers, args.seconds).await;
         println!(
-            "| {label} | {writers} | {} | {:.0} | {:.2} | {:.2} | {:.2} |",
+            "| {label} | {writers} | {} | {} | {:.0} | {:.2} | {:.2} | {:.2} |",
             m.commits,
+            m.retries,
             m.per_second,
             m.p50.as_secs_f64() * 1000.0,
             m.p99.as_secs_f64() * 1000.0,
@@ -170,9 +217,9 @@ async fn main() {
     println!("synced RocksDB writes/s on this disk (one writer, one write each): {baseline:.0}");
     println!();
     println!(
-        "| store | writers | commits | commits/s | p50 ms | p99 ms | commits/s ÷ synced writes/s |"
+        "| store | writers | commits | retried | commits/s | p50 ms | p99 ms | commits/s ÷ synced writes/s |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     let rocks = RocksStore::open(&dir.path().join("metasrv")).expect("rocksdb");
     run_store(Arc::new(rocks), "rocksdb", &args, baseline).await;
     if let Some(endpoint) = &args.dynamodb_endpoint {

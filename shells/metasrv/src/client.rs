@@ -91,6 +91,14 @@ impl MetasrvClient {
             .collect();
         let mut nodes = Vec::new();
         for e in &endpoints {
+            let well_formed = e.parse::<tonic::transport::Uri>().is_ok_and(|uri| {
+                matches!(uri.scheme_str(), Some("http" | "https")) && uri.authority().is_some()
+            });
+            if !well_formed {
+                return Err(connect_error(format!(
+                    "malformed endpoint {e:?}: use http://HOST:PORT (several separated by commas)"
+                )));
+            }
             let channel = Channel::from_shared(e.to_string())
                 .map_err(|err| connect_error(format!("{e}: {err}")))?
                 .connect_timeout(Duration::from_secs(2));
