@@ -39,7 +39,7 @@ const OPEN_DATASETS_MAX: usize = 256;
 const APPEND_ATTEMPTS_MAX: usize = 8;
 /// How long a commit whose outcome is unknown (Metasrv failing over, unreachable) is sent
 /// again before the append gives up and reports the outcome as unknown.
-const COMMIT_RESOLVE_MAX: std::time::Duration = std::time::Duration::from_secs(60);
+const COMMIT_RESOLVE_MAX: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// An opened, immutable Lance dataset version.
 pub type DatasetHandle = Arc<Dataset>;
