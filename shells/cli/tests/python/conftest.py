@@ -1,9 +1,8 @@
 """Fixtures: a real `lake serve --demo` on a free 127.0.0.1 port, and ADBC connections."""
 
-import os
 import shutil
-import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -13,23 +12,8 @@ import adbc_driver_flightsql.dbapi as flightsql
 import pytest
 
 REPO = Path(__file__).resolve().parents[4]
-
-
-def lake_binary() -> str:
-    explicit = os.environ.get("LAKE_BIN")
-    if explicit:
-        return explicit
-    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
-    binary = target / "debug" / "lake"
-    if not binary.exists():
-        raise RuntimeError(f"{binary} not found: run `cargo build -p lake` first or set LAKE_BIN")
-    return str(binary)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, str(REPO / "scripts"))
+from cluster import free_port, lake_binary  # noqa: E402  (one copy, shared with the cluster recipe)
 
 
 class LakeServer:

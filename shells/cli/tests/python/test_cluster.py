@@ -25,8 +25,7 @@ import pytest
 from conftest import query
 from test_flight_sql import statement_query_cmd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "scripts"))
-from cluster import Cluster, Process, free_port, lake_binary  # noqa: E402
+from cluster import Cluster, Process, free_port, lake_binary  # noqa: E402  (conftest put scripts/ on the path)
 
 FIGURES: dict[str, float] = {}
 
