@@ -124,7 +124,8 @@ class Cluster:
 
     def __init__(self, directory: Path, metasrv_nodes: int = 3, query_replicas: int = 2,
                  moto_endpoint: str | None = None, name: str | None = None,
-                 lease_ms: int = 2000, renew_interval_ms: int = 500, clock_bound_ms: int = 200):
+                 lease_ms: int | None = None, renew_interval_ms: int | None = None,
+                 clock_bound_ms: int | None = None):
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.name = name or f"lake-{int(time.time() * 1000)}"
@@ -149,8 +150,11 @@ class Cluster:
         self._create_bucket()
         subprocess.run([lake_binary(), "meta", "init", "--dynamodb", self.table], env=self.env,
                        check=True, capture_output=True, timeout=120)
-        self.election = ["--lease-ms", str(lease_ms), "--renew-interval-ms", str(renew_interval_ms),
-                         "--clock-bound-ms", str(clock_bound_ms)]
+        # Election timing: `lake metasrv`'s defaults unless given.
+        self.election = [arg for flag, value in (("--lease-ms", lease_ms),
+                                                 ("--renew-interval-ms", renew_interval_ms),
+                                                 ("--clock-bound-ms", clock_bound_ms))
+                         if value is not None for arg in (flag, str(value))]
         self.metasrv_ports = [free_port() for _ in range(metasrv_nodes)]
         self.metasrv: list[Process] = [self._start_metasrv(i) for i in range(metasrv_nodes)]
         self.metasrv_urls = ",".join(f"http://127.0.0.1:{p}" for p in self.metasrv_ports)

@@ -73,13 +73,13 @@ enum Command {
         #[arg(long, env = "LAKE_DYNAMODB_ENDPOINT")]
         dynamodb_endpoint: Option<String>,
         /// Leader lease length in ms.
-        #[arg(long, default_value_t = 2_000)]
+        #[arg(long, default_value_t = 5_000)]
         lease_ms: i64,
         /// How often the leader renews (and followers re-read) the lease, in ms.
-        #[arg(long, default_value_t = 500)]
+        #[arg(long, default_value_t = 1_000)]
         renew_interval_ms: i64,
         /// Bound on how much two nodes' clocks disagree about one lease period, in ms.
-        #[arg(long, default_value_t = 200)]
+        #[arg(long, default_value_t = 500)]
         clock_bound_ms: i64,
     },
     /// Run one stateless Query replica: Flight SQL over a warehouse on object storage,

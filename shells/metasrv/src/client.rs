@@ -43,8 +43,9 @@ const FAILOVER_WAIT: Duration = Duration::from_secs(10);
 /// How long one attempt may take before the node counts as unresponsive (a paused
 /// process accepts connections but never answers).
 const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(5);
-/// Longest silence a watch stream may keep (the server heartbeats every second).
-pub const WATCH_SILENCE_MAX: Duration = Duration::from_secs(3);
+/// Longest silence a watch stream may keep. The server heartbeats after a second without
+/// events, but a follower's catch-up read of a slow store can delay a heartbeat by seconds.
+pub const WATCH_SILENCE_MAX: Duration = Duration::from_secs(10);
 
 /// A cheaply clonable Metasrv client over one or several nodes.
 ///

@@ -41,7 +41,9 @@ def report(name: str, value: float):
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    c = Cluster(tmp_path_factory.mktemp("cluster"))
+    # A short lease keeps the failover tests quick: 2 s, renewed every 0.5 s, 0.2 s bound.
+    c = Cluster(tmp_path_factory.mktemp("cluster"), lease_ms=2000, renew_interval_ms=500,
+                clock_bound_ms=200)
     yield c
     c.stop()
 
@@ -70,12 +72,14 @@ def check_versions(conn, table: str, rows: int):
 
 class Writers:
     """`per_replica` threads per Query replica, each INSERTing (writer, seq) rows one
-    statement at a time until stopped or `max_rows` each. An INSERT that fails has an
-    unknown outcome; it is not retried (a retry could insert the row twice)."""
+    statement at a time until stopped or `max_rows` each. An INSERT that fails, or is still
+    running when the writers are told to finish, has an unknown outcome; it is not retried
+    (a retry could insert the row twice)."""
 
     def __init__(self, c: Cluster, table: str, per_replica: int = 2, max_rows: int = 400):
         self.acked: set[tuple[int, int]] = set()
         self.unknown: set[tuple[int, int]] = set()
+        self.in_flight: dict[int, tuple[int, int]] = {}
         self.errors: list[str] = []
         self.stop = threading.Event()
         self.lock = threading.Lock()
@@ -93,19 +97,29 @@ class Writers:
             for seq in range(max_rows):
                 if self.stop.is_set():
                     return
+                with self.lock:
+                    self.in_flight[w] = (w, seq)
                 try:
                     query(conn, f"INSERT INTO {table} VALUES ({w}, {seq})")
                     with self.lock:
                         self.acked.add((w, seq))
+                        del self.in_flight[w]
                 except Exception as e:  # noqa: BLE001 - the outcome is unknown
                     with self.lock:
                         self.unknown.add((w, seq))
                         self.errors.append(str(e)[:300])
+                        del self.in_flight[w]
 
     def finish(self):
         self.stop.set()
+        # Each thread ends after its current statement; under contention on one table a
+        # statement can take minutes (Lance's commit backoff), so wait generously.
+        deadline = time.time() + 300
         for t in self.threads:
-            t.join(120)
+            t.join(max(0.0, deadline - time.time()))
+        # Statements still running have an unknown outcome (they may land later).
+        with self.lock:
+            self.unknown |= set(self.in_flight.values())
 
 
 def check_history(conn, table: str, writers: Writers):
