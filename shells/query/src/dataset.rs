@@ -22,7 +22,8 @@ use lake_metasrv::MetasrvClient;
 use lake_metasrv::client::Committed;
 use lance::Dataset;
 use lance::dataset::builder::DatasetBuilder;
-use lance::dataset::{WriteMode, WriteParams};
+use lance::dataset::transaction::Transaction;
+use lance::dataset::{CommitBuilder, InsertBuilder, WriteMode, WriteParams};
 use lance::session::Session;
 use lance_table::io::commit::external_manifest::{
     ExternalManifestCommitHandler, ExternalManifestStore,
@@ -35,8 +36,11 @@ use crate::QueryError;
 
 /// Opened datasets kept per replica, by (table id, version).
 const OPEN_DATASETS_MAX: usize = 256;
-/// Attempts of an append that keeps losing the compare-and-swap.
-const APPEND_ATTEMPTS_MAX: usize = 8;
+/// Commit attempts of an append that keeps losing the compare-and-swap. Its data files are
+/// written once; each attempt only rebases and commits the transaction again.
+const APPEND_ATTEMPTS_MAX: usize = 40;
+/// Longest pause between two commit attempts of one append, in ms (random below it).
+const APPEND_PAUSE_MAX_MS: u64 = 200;
 /// How long a commit whose outcome is unknown (Metasrv failing over, unreachable) is sent
 /// again before the append gives up and reports the outcome as unknown.
 const COMMIT_RESOLVE_MAX: std::time::Duration = std::time::Duration::from_secs(20);
@@ -129,7 +133,16 @@ impl Datasets {
         operation: Option<(String, Digest)>,
     ) -> Result<Committed, QueryError> {
         let mut last_error = None;
-        for _ in 0..APPEND_ATTEMPTS_MAX {
+        // The append's data files and transaction, written at the first attempt.
+        let mut written: Option<Transaction> = None;
+        for attempt in 0..APPEND_ATTEMPTS_MAX {
+            if attempt > 0 {
+                // Lost the compare-and-swap: a short random pause, so that contending
+                // writers spread out without Lance's growing backoff (Metasrv's CAS is
+                // cheap; it is not an object-store race).
+                let pause = rand::random::<u64>() % APPEND_PAUSE_MAX_MS.min(20 * attempt as u64);
+                tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+            }
             // Authoritative read: the replay check and Lance's base version come from Metasrv.
             let description = self
                 .metasrv
@@ -175,21 +188,50 @@ impl Datasets {
                 committed: Mutex::new(None),
                 unknown: Mutex::new(None),
             });
+            let handler = Arc::new(ExternalManifestCommitHandler {
+                external_manifest_store: store.clone(),
+            });
             let params = WriteParams {
                 mode: if latest == 0 {
                     WriteMode::Create
                 } else {
                     WriteMode::Append
                 },
-                commit_handler: Some(Arc::new(ExternalManifestCommitHandler {
-                    external_manifest_store: store.clone(),
-                })),
+                commit_handler: Some(handler.clone()),
                 session: Some(self.session.clone()),
                 ..WriteParams::default()
             };
-            let reader =
-                RecordBatchIterator::new(batches.clone().into_iter().map(Ok), schema.clone());
-            let result = Dataset::write(reader, self.uri(meta).as_str(), Some(params)).await;
+            let uri = self.uri(meta);
+            let result = if latest == 0 {
+                // The dataset's first version (CREATE TABLE): one Lance write.
+                let reader =
+                    RecordBatchIterator::new(batches.clone().into_iter().map(Ok), schema.clone());
+                Dataset::write(reader, uri.as_str(), Some(params))
+                    .await
+                    .map(|_| ())
+            } else {
+                // Data files once; then commit (Lance rebases the append onto whatever
+                // version is latest now), one try per attempt.
+                let transaction = match &written {
+                    Some(t) => t.clone(),
+                    None => {
+                        let t = InsertBuilder::new(uri.as_str())
+                            .with_params(&params)
+                            .execute_uncommitted(batches.clone())
+                            .await
+                            .map_err(|e| classify(meta, e))?;
+                        written = Some(t.clone());
+                        t
+                    }
+                };
+                CommitBuilder::new(uri.as_str())
+                    .with_commit_handler(handler)
+                    .with_session(self.session.clone())
+                    .with_max_retries(1)
+                    .execute(transaction)
+                    .await
+                    .map(|_| ())
+            };
             let committed = *store.committed.lock().unwrap_or_else(|p| p.into_inner());
             let unknown = store
                 .unknown
