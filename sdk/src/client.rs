@@ -126,12 +126,22 @@ impl LakeClient {
         })
     }
 
-    /// Runs one SQL statement and collects its result.
+    /// Runs one SQL statement and collects its result. An empty result is one batch with no
+    /// rows, so the columns (the `FlightInfo` schema) are never lost.
     ///
     /// # Errors
     /// [`SdkError::Server`] with the server's message for bad SQL, unknown tables, …
     pub async fn sql(&mut self, query: &str) -> Result<Vec<RecordBatch>, SdkError> {
-        self.sql_stream(query).await?.try_collect().await
+        let info = self.sql.execute(query.to_string(), None).await?;
+        let schema = info
+            .clone()
+            .try_decode_schema()
+            .map_err(|e| SdkError::Arrow(e.to_string()))?;
+        let batches: Vec<RecordBatch> = self.collect(info).try_collect().await?;
+        if batches.iter().all(|b| b.num_rows() == 0) {
+            return Ok(vec![RecordBatch::new_empty(std::sync::Arc::new(schema))]);
+        }
+        Ok(batches)
     }
 
     /// Runs one SQL statement and streams its result batches, in order.
@@ -143,15 +153,27 @@ impl LakeClient {
         query: &str,
     ) -> Result<futures::stream::BoxStream<'static, Result<RecordBatch, SdkError>>, SdkError> {
         let info = self.sql.execute(query.to_string(), None).await?;
-        let mut streams = Vec::new();
-        for endpoint in info.endpoint {
-            let ticket = endpoint
-                .ticket
-                .ok_or_else(|| SdkError::Arrow("endpoint without ticket".into()))?;
-            let stream = self.sql.do_get(ticket).await?;
-            streams.push(stream.map_err(SdkError::from));
-        }
-        Ok(futures::stream::iter(streams).flatten().boxed())
+        Ok(self.collect(info))
+    }
+
+    /// The result batches of every endpoint of `info`, in order.
+    fn collect(
+        &self,
+        info: arrow_flight::FlightInfo,
+    ) -> futures::stream::BoxStream<'static, Result<RecordBatch, SdkError>> {
+        let sql = self.sql.clone();
+        futures::stream::iter(info.endpoint)
+            .then(move |endpoint| {
+                let mut sql = sql.clone();
+                async move {
+                    let ticket = endpoint
+                        .ticket
+                        .ok_or_else(|| SdkError::Arrow("endpoint without ticket".into()))?;
+                    Ok::<_, SdkError>(sql.do_get(ticket).await?.map_err(SdkError::from))
+                }
+            })
+            .try_flatten()
+            .boxed()
     }
 
     /// Creates `namespace.table` with `schema` (Flight SQL ingest of zero rows with

@@ -955,7 +955,7 @@ fn namespace_of(name: &str) -> Result<String, QueryError> {
             Ok(ns.trim_matches('"').to_string())
         }
         _ => Err(QueryError::NotFound(format!(
-            "cannot use schema {name}: schemas live in catalog {LAKE_CATALOG} (write {LAKE_CATALOG}.name or name)"
+            "cannot use schema {name}: write {LAKE_CATALOG}.NAME or NAME, where NAME is 1 to 128 ASCII letters, digits or '_' (schemas live in catalog {LAKE_CATALOG})"
         ))),
     }
 }
