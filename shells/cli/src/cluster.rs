@@ -60,24 +60,33 @@ impl std::str::FromStr for StoreUrl {
     }
 }
 
-/// Settings of one `lake metasrv` process.
-#[derive(Clone, Debug)]
+/// Settings of one `lake metasrv` process (its command-line flags).
+#[derive(Clone, Debug, clap::Args)]
 pub struct MetasrvOptions {
-    /// The store.
+    /// `dynamodb://TABLE` (see `lake meta init`) or `rocksdb://PATH`.
+    #[arg(long, env = "LAKE_METASRV_STORE")]
     pub store: StoreUrl,
     /// gRPC listen address.
+    #[arg(long, env = "LAKE_METASRV_LISTEN", default_value = "127.0.0.1:7000")]
     pub listen: SocketAddr,
-    /// `host:port` other nodes forward to; defaults to `listen`.
+    /// HOST:PORT other nodes reach this one at (default: the listen address).
+    #[arg(long, env = "LAKE_METASRV_ADVERTISE")]
     pub advertise: Option<String>,
-    /// Node id; defaults to the advertised address.
+    /// Node id, unique and stable across restarts (default: the advertised address).
+    #[arg(long, env = "LAKE_METASRV_NODE")]
     pub node: Option<String>,
-    /// DynamoDB endpoint override (otherwise the standard AWS configuration decides).
+    /// DynamoDB endpoint override, e.g. http://127.0.0.1:5000 (default: the standard
+    /// AWS configuration, including AWS_ENDPOINT_URL).
+    #[arg(long, env = "LAKE_DYNAMODB_ENDPOINT")]
     pub dynamodb_endpoint: Option<String>,
-    /// Lease length, renewal interval and clock bound in ms.
+    /// Leader lease length in ms.
+    #[arg(long, default_value_t = 5_000)]
     pub lease_ms: i64,
-    /// See [`ElectionConfig::renew_interval_ms`].
+    /// How often the leader renews (and followers re-read) the lease, in ms.
+    #[arg(long, default_value_t = 1_000)]
     pub renew_interval_ms: i64,
-    /// See [`ElectionConfig::clock_bound_ms`].
+    /// Bound on how much two nodes' clocks disagree about one lease period, in ms.
+    #[arg(long, default_value_t = 500)]
     pub clock_bound_ms: i64,
 }
 
@@ -159,16 +168,22 @@ pub async fn run_metasrv(
     Ok(())
 }
 
-/// Settings of one `lake query` process.
-#[derive(Clone, Debug)]
+/// Settings of one `lake query` process (its command-line flags).
+#[derive(Clone, Debug, clap::Args)]
 pub struct QueryOptions {
-    /// Metasrv endpoints, comma-separated `http://host:port`.
+    /// Metasrv endpoints, comma-separated (http://HOST:PORT,...).
+    #[arg(long, env = "LAKE_METASRV")]
     pub metasrv: String,
-    /// Where tables live: `s3://bucket/prefix` or a local path.
+    /// Where tables live: s3://bucket/prefix (AWS settings from the standard
+    /// environment: AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, ...) or a path.
+    #[arg(long, env = "LAKE_WAREHOUSE")]
     pub warehouse: String,
     /// Flight SQL listen address.
+    #[arg(long, env = "LAKE_LISTEN", default_value = "127.0.0.1:50051")]
     pub listen: SocketAddr,
-    /// A file holding the ticket key shared by all replicas (created if absent).
+    /// File with the ticket key all replicas share (created if absent), so a ticket
+    /// planned on one replica is served by any.
+    #[arg(long, env = "LAKE_TICKET_KEY_FILE")]
     pub ticket_key_file: Option<PathBuf>,
 }
 

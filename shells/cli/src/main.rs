@@ -55,51 +55,10 @@ enum Command {
     },
     /// Run one Metasrv node of a distributed Lake: it competes for the leader lease in the
     /// store; the leader coordinates commits, the others forward to it.
-    Metasrv {
-        /// `dynamodb://TABLE` (see `lake meta init`) or `rocksdb://PATH`.
-        #[arg(long, env = "LAKE_METASRV_STORE")]
-        store: lake::cluster::StoreUrl,
-        /// gRPC listen address.
-        #[arg(long, env = "LAKE_METASRV_LISTEN", default_value = "127.0.0.1:7000")]
-        listen: SocketAddr,
-        /// HOST:PORT other nodes reach this one at (default: the listen address).
-        #[arg(long, env = "LAKE_METASRV_ADVERTISE")]
-        advertise: Option<String>,
-        /// Node id, unique and stable across restarts (default: the advertised address).
-        #[arg(long, env = "LAKE_METASRV_NODE")]
-        node: Option<String>,
-        /// DynamoDB endpoint override, e.g. http://127.0.0.1:5000 (default: the standard
-        /// AWS configuration, including AWS_ENDPOINT_URL).
-        #[arg(long, env = "LAKE_DYNAMODB_ENDPOINT")]
-        dynamodb_endpoint: Option<String>,
-        /// Leader lease length in ms.
-        #[arg(long, default_value_t = 5_000)]
-        lease_ms: i64,
-        /// How often the leader renews (and followers re-read) the lease, in ms.
-        #[arg(long, default_value_t = 1_000)]
-        renew_interval_ms: i64,
-        /// Bound on how much two nodes' clocks disagree about one lease period, in ms.
-        #[arg(long, default_value_t = 500)]
-        clock_bound_ms: i64,
-    },
+    Metasrv(lake::cluster::MetasrvOptions),
     /// Run one stateless Query replica: Flight SQL over a warehouse on object storage,
     /// with its catalog cache following Metasrv.
-    Query {
-        /// Metasrv endpoints, comma-separated (http://HOST:PORT,...).
-        #[arg(long, env = "LAKE_METASRV")]
-        metasrv: String,
-        /// Where tables live: s3://bucket/prefix (AWS settings from the standard
-        /// environment: AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, ...) or a path.
-        #[arg(long, env = "LAKE_WAREHOUSE")]
-        warehouse: String,
-        /// Flight SQL listen address.
-        #[arg(long, env = "LAKE_LISTEN", default_value = "127.0.0.1:50051")]
-        listen: SocketAddr,
-        /// File with the ticket key all replicas share (created if absent), so a ticket
-        /// planned on one replica is served by any.
-        #[arg(long, env = "LAKE_TICKET_KEY_FILE")]
-        ticket_key_file: Option<PathBuf>,
-    },
+    Query(lake::cluster::QueryOptions),
     /// Metasrv administration.
     Meta {
         #[command(subcommand)]
@@ -182,40 +141,10 @@ fn main() -> anyhow::Result<()> {
                 eprintln!("lake: ready on {}", server.flight_addr);
                 server.wait().await
             }
-            Command::Metasrv {
-                store,
-                listen,
-                advertise,
-                node,
-                dynamodb_endpoint,
-                lease_ms,
-                renew_interval_ms,
-                clock_bound_ms,
-            } => {
-                let options = lake::cluster::MetasrvOptions {
-                    store,
-                    listen,
-                    advertise,
-                    node,
-                    dynamodb_endpoint,
-                    lease_ms,
-                    renew_interval_ms,
-                    clock_bound_ms,
-                };
+            Command::Metasrv(options) => {
                 lake::cluster::run_metasrv(options, lake::cluster::shutdown_signal()).await
             }
-            Command::Query {
-                metasrv,
-                warehouse,
-                listen,
-                ticket_key_file,
-            } => {
-                let options = lake::cluster::QueryOptions {
-                    metasrv,
-                    warehouse,
-                    listen,
-                    ticket_key_file,
-                };
+            Command::Query(options) => {
                 lake::cluster::run_query(options, lake::cluster::shutdown_signal()).await
             }
             Command::Meta {
