@@ -2,7 +2,8 @@
 # Installs what Lake's build and tests need on a fresh Debian machine: the protobuf
 # compiler and headers (lance, tonic), libclang (RocksDB bindings), and the Python clients
 # the integration tests use (ADBC Flight SQL driver, pyarrow, DuckDB, pytest) and moto's
-# S3 + DynamoDB server for the distributed tests (started by .ci/services.sh).
+# S3 + DynamoDB server for the distributed tests (started by .ci/services.sh), and the
+# benchmark suite's peers (bench/requirements.txt: pylance, matplotlib).
 # Safe to run again: it skips what is already there.
 set -euo pipefail
 
@@ -17,4 +18,5 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
 fi
 
-python3 -m pip install -q --disable-pip-version-check -r "$(dirname "$0")/requirements.txt"
+python3 -m pip install -q --disable-pip-version-check -r "$(dirname "$0")/requirements.txt" \
+  -r "$(dirname "$0")/../bench/requirements.txt"

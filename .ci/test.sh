@@ -2,7 +2,8 @@
 # Lake's tests, in order: the workspace (unit, property and Rust integration tests), the
 # madsim simulations (their own target dir, built with --cfg madsim), and the end-to-end
 # suite against a real `lake serve` through the ADBC Flight SQL driver and pyarrow.flight,
-# and a real cluster (3 Metasrv nodes on moto's DynamoDB, Query replicas on moto's S3).
+# and a real cluster (3 Metasrv nodes on moto's DynamoDB, Query replicas on moto's S3),
+# then a small run of the benchmark suite.
 # Run `bash .ci/setup.sh` once first on a fresh machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,3 +15,9 @@ CARGO_TARGET_DIR="$target" cargo test --workspace --locked
 MADSIM_TEST_NUM="${MADSIM_TEST_NUM:-300}" RUSTFLAGS="--cfg madsim" \
   CARGO_TARGET_DIR="${MADSIM_TARGET_DIR:-$target/madsim}" cargo test -p lake-simtests --locked
 CARGO_TARGET_DIR="$target" python3 -m pytest -q shells/cli/tests/python
+# The benchmark suite at a tiny scale: every TPC-H answer (Lake over ADBC, DataFusion) is
+# checked against DuckDB's, and each section runs once end to end. Figures at this scale
+# mean nothing; `cargo run --release --bin lake-bench` is the benchmark.
+CARGO_TARGET_DIR="$target" cargo build --workspace --locked
+"$target/debug/lake-bench" --no-install --scale 0.01 --runs 1 --commit-seconds 1 \
+  --out "$target/bench-smoke" >/dev/null

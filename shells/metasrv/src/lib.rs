@@ -7,6 +7,7 @@
 //! change stream (`Watch`). [`MetasrvClient`] is what
 //! Query replicas use. The wire format is `proto/metasrv.proto`.
 
+pub mod bench;
 pub mod client;
 pub mod convert;
 pub mod dynamo;

@@ -1,0 +1,158 @@
+//! `lake serve` in a child process (this binary re-run as `lake-bench serve --data DIR`), so
+//! its memory is its own to measure and the bench's data generation and DataFusion runs do
+//! not share its heap.
+//!
+//! Control protocol over the child's stdio, one line each:
+//! - child → parent, first line: `endpoint http://127.0.0.1:PORT`;
+//! - parent → child `metasrv-requests`, child → parent: the embedded Metasrv's request count;
+//! - end of stdin: the child shuts down gracefully and exits.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+/// How long a stopping child may take before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(30);
+
+/// The parent's handle on the child server.
+pub struct Server {
+    /// Flight SQL endpoint, `http://127.0.0.1:PORT`.
+    pub endpoint: String,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Server {
+    /// Starts the child on data directory `data` and waits for its endpoint line.
+    ///
+    /// # Errors
+    /// The child cannot start or exits before announcing its endpoint.
+    pub fn spawn(data: &Path) -> anyhow::Result<Self> {
+        let exe = std::env::current_exe()?;
+        let mut child = Command::new(exe)
+            .arg("serve")
+            .arg("--data")
+            .arg(data)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("starting the lake serve child")?;
+        let stdin = child.stdin.take();
+        let mut stdout = BufReader::new(child.stdout.take().context("child stdout")?);
+        let mut line = String::new();
+        stdout.read_line(&mut line)?;
+        let endpoint = line
+            .trim()
+            .strip_prefix("endpoint ")
+            .with_context(|| format!("the lake serve child did not start (said {line:?})"))?
+            .to_string();
+        Ok(Self {
+            endpoint,
+            child,
+            stdin,
+            stdout,
+        })
+    }
+
+    /// Requests the child's embedded Metasrv has served so far.
+    ///
+    /// # Errors
+    /// The child is gone or answered something else than a number.
+    pub fn metasrv_requests(&mut self) -> anyhow::Result<u64> {
+        let stdin = self.stdin.as_mut().context("the child was stopped")?;
+        writeln!(stdin, "metasrv-requests")?;
+        stdin.flush()?;
+        let mut line = String::new();
+        self.stdout.read_line(&mut line)?;
+        line.trim()
+            .parse()
+            .with_context(|| format!("the child answered {line:?} to metasrv-requests"))
+    }
+
+    /// The child's peak resident set size in bytes since start or the last
+    /// [`Self::reset_peak_rss`] (`VmHWM` in `/proc/PID/status`); `None` off Linux.
+    pub fn peak_rss_bytes(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        let kb = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))?
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse::<u64>()
+            .ok()?;
+        Some(kb * 1024)
+    }
+
+    /// Resets the peak RSS to the current RSS (writing `5` to `/proc/PID/clear_refs`, Linux
+    /// `proc(5)`); ignored where that is not possible.
+    pub fn reset_peak_rss(&self) {
+        let _ = std::fs::write(format!("/proc/{}/clear_refs", self.child.id()), "5");
+    }
+
+    /// Closes the child's stdin (its shutdown signal) and waits for it to exit, killing it
+    /// after [`STOP_GRACE`].
+    ///
+    /// # Errors
+    /// The child exited with a failure.
+    pub fn stop(mut self) -> anyhow::Result<()> {
+        self.stdin = None;
+        let deadline = Instant::now() + STOP_GRACE;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                anyhow::ensure!(
+                    status.success(),
+                    "the lake serve child exited with {status}"
+                );
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                self.child.kill()?;
+                anyhow::bail!("the lake serve child did not stop within {STOP_GRACE:?}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The child's side: the embedded server on `data` until stdin ends.
+///
+/// # Errors
+/// The server cannot start or fails.
+pub async fn serve(data: &Path) -> anyhow::Result<()> {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = lake::embedded::start(data, "127.0.0.1:0".parse()?, async {
+        let _ = stopped.await;
+    })
+    .await?;
+    println!("endpoint {}", server.endpoint());
+    std::io::stdout().flush()?;
+    let metasrv = server.metasrv.clone();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if line.trim() == "metasrv-requests" {
+                println!("{}", metasrv.requests_served());
+            } else {
+                println!("unknown command {line:?}");
+            }
+            let _ = std::io::stdout().flush();
+        }
+        let _ = stop.send(());
+    });
+    server.wait().await
+}

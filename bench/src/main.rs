@@ -1,0 +1,587 @@
+//! `lake-bench`: Lake against the tools a user would otherwise reach for, on the same
+//! machine, in the same run, on the same data, with ratios.
+//!
+//! `cargo run --release --bin lake-bench -- --scale 1 --out bench-results`
+//!
+//! Sections (all by default, or a subset with `--sections`):
+//! - `tpch`: the 22 TPC-H queries through Flight SQL with the ADBC driver (Lake, `lake
+//!   serve` in a child process), against DuckDB on the same rows as Parquet and DataFusion
+//!   in this process on that Parquet. Every answer is checked against DuckDB's.
+//! - `ingest`: rows/s appending lineitem through the SDK, against pylance writing the same
+//!   chunks (one commit per chunk on both sides).
+//! - `commits`: commits/s and p50/p99 through Metasrv on RocksDB at 1, 8 and 64 writers,
+//!   against synced RocksDB writes/s on the same disk.
+//! - `point`: p50/p99 of a selective query on a warm replica, and Metasrv requests per query.
+//! - `memory`: peak RSS of the `lake serve` child during the TPC-H run (and during load).
+//!
+//! Writes `results.json`, `results.md` and `chart.png` to `--out`. The peers (DuckDB, ADBC,
+//! pylance, matplotlib) are installed from PyPI by `bench/requirements.txt` first, and driven
+//! by `bench/peers.py`.
+
+mod child;
+mod report;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use arrow::ipc::writer::FileWriter;
+use arrow::record_batch::RecordBatch;
+use clap::{Parser, Subcommand, ValueEnum};
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::prelude::{ParquetReadOptions, SessionContext};
+use lake::tpch;
+use lake_sdk::LakeClient;
+
+use report::{Commits, CommitsAt, Ingest, Memory, PointReads, Query, Results, Tpch};
+
+/// Rows per append when loading Lake, and per pylance commit (keeps each DoPut well under
+/// the request limit).
+const CHUNK_ROWS: usize = 500_000;
+
+/// Point queries timed after the warm-up.
+const POINT_QUERIES: usize = 300;
+
+/// Point queries run before timing (fills caches, plans once).
+const POINT_WARMUP: usize = 20;
+
+/// Where this crate's scripts and the repository's TPC-H queries live.
+fn bench_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "lake-bench",
+    about = "Lake's benchmark suite against DuckDB, DataFusion, pylance and raw RocksDB"
+)]
+struct Args {
+    #[command(subcommand)]
+    command: Option<Internal>,
+    /// TPC-H scale factor (1 = 6 M lineitem rows).
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// Directory for results.json, results.md and chart.png (created if missing).
+    #[arg(long, default_value = "bench-results")]
+    out: PathBuf,
+    /// Timed runs per TPC-H query and engine (after one warm-up); the median is reported.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// TPC-H queries to run, e.g. `1,6,19` (default: all 22).
+    #[arg(long, value_delimiter = ',')]
+    queries: Vec<u32>,
+    /// Sections to run (default: all).
+    #[arg(long, value_delimiter = ',', value_enum)]
+    sections: Vec<Section>,
+    /// Seconds per writer count in the commits section.
+    #[arg(long, default_value_t = 5)]
+    commit_seconds: u64,
+    /// Python interpreter that runs bench/peers.py.
+    #[arg(long, default_value = "python3")]
+    python: String,
+    /// Do not `pip install -r bench/requirements.txt` first.
+    #[arg(long)]
+    no_install: bool,
+    /// Directory for generated data and datasets (default: a temporary one, removed after).
+    #[arg(long)]
+    work_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Internal {
+    /// (internal) Runs `lake serve` on DIR for the parent bench; see `child.rs`.
+    #[command(hide = true)]
+    Serve {
+        #[arg(long)]
+        data: PathBuf,
+    },
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Section {
+    Tpch,
+    Ingest,
+    Commits,
+    Point,
+    Memory,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    if let Some(Internal::Serve { data }) = &args.command {
+        return runtime.block_on(child::serve(data));
+    }
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    runtime.block_on(run(args))
+}
+
+impl Args {
+    fn wants(&self, section: Section) -> bool {
+        self.sections.is_empty() || self.sections.contains(&section)
+    }
+
+    fn queries(&self) -> Vec<u32> {
+        if self.queries.is_empty() {
+            (1..=22).collect()
+        } else {
+            self.queries.clone()
+        }
+    }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.scale > 0.0 && self.scale <= 100.0,
+            "--scale must be in (0, 100], got {}",
+            self.scale
+        );
+        anyhow::ensure!(self.runs >= 1, "--runs must be at least 1");
+        anyhow::ensure!(
+            (1..=300).contains(&self.commit_seconds),
+            "--commit-seconds must be 1..=300"
+        );
+        if let Some(bad) = self.queries.iter().find(|q| !(1..=22).contains(*q)) {
+            anyhow::bail!("--queries: TPC-H has queries 1..=22, got {bad}");
+        }
+        Ok(())
+    }
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    args.validate()?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating --out {}", args.out.display()))?;
+    if !args.no_install {
+        install_peers(&args.python)?;
+    }
+    let temp;
+    let work = match &args.work_dir {
+        Some(dir) => dir.clone(),
+        None => {
+            temp = tempfile::tempdir()?;
+            temp.path().to_path_buf()
+        }
+    };
+    let mut results = Results::new(args.scale);
+    let needs_data = args.wants(Section::Tpch)
+        || args.wants(Section::Ingest)
+        || args.wants(Section::Point)
+        || args.wants(Section::Memory);
+    if needs_data {
+        let mut server = child::Server::spawn(&work.join("lake"))?;
+        let parquet = work.join("parquet");
+        let load = load(&server.endpoint, &parquet, args.scale).await?;
+        results.memory.load_peak_rss_bytes = server.peak_rss_bytes();
+        if args.wants(Section::Ingest) {
+            results.ingest = Some(ingest(&args, &parquet, &work, &load)?);
+        }
+        if args.wants(Section::Tpch) || args.wants(Section::Memory) {
+            server.reset_peak_rss();
+            results.tpch = Some(tpch(&args, &server.endpoint, &parquet, &work).await?);
+            results.memory.tpch_peak_rss_bytes = server.peak_rss_bytes();
+        }
+        if args.wants(Section::Point) {
+            results.point_reads = Some(point_reads(&mut server, args.scale).await?);
+        }
+        server.stop()?;
+    }
+    if args.wants(Section::Commits) {
+        results.commits = Some(commits(&work.join("commits"), args.commit_seconds).await?);
+    }
+    let markdown = results.markdown();
+    std::fs::write(args.out.join("results.md"), &markdown)?;
+    std::fs::write(
+        args.out.join("results.json"),
+        serde_json::to_string_pretty(&results)?,
+    )?;
+    peers(
+        &args.python,
+        &[
+            "chart",
+            "--results",
+            &args.out.join("results.json").to_string_lossy(),
+            "--out",
+            &args.out.join("chart.png").to_string_lossy(),
+        ],
+    )?;
+    println!("{markdown}");
+    eprintln!(
+        "lake-bench: wrote results.md, results.json and chart.png to {}",
+        args.out.display()
+    );
+    if let Some(tpch) = &results.tpch {
+        anyhow::ensure!(
+            tpch.all_answers_match,
+            "some TPC-H answers differ from DuckDB's (see `mismatch` in results.json)"
+        );
+    }
+    Ok(())
+}
+
+fn install_peers(python: &str) -> anyhow::Result<()> {
+    eprintln!("lake-bench: installing the peers (bench/requirements.txt) ...");
+    let status = Command::new(python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "-r",
+        ])
+        .arg(bench_dir().join("requirements.txt"))
+        .status()
+        .with_context(|| format!("running {python} -m pip"))?;
+    anyhow::ensure!(
+        status.success(),
+        "installing bench/requirements.txt failed ({status}); fix it or pass --no-install"
+    );
+    Ok(())
+}
+
+/// Runs `bench/peers.py` with `args`; its progress goes to our stderr.
+fn peers(python: &str, args: &[&str]) -> anyhow::Result<()> {
+    let script = bench_dir().join("peers.py");
+    let status = Command::new(python)
+        .arg(&script)
+        .args(args)
+        .status()
+        .with_context(|| format!("running {python} {}", script.display()))?;
+    anyhow::ensure!(status.success(), "peers.py {} failed ({status})", args[0]);
+    Ok(())
+}
+
+/// What loading saw of lineitem, the ingest section's Lake side.
+struct Load {
+    lineitem_rows: usize,
+    lineitem_seconds: f64,
+}
+
+/// Generates TPC-H at `scale` (tpchgen), writes each table as Parquet under `parquet/` and
+/// appends it to `default.<table>` on the server through the SDK in [`CHUNK_ROWS`] chunks,
+/// timing lineitem's appends.
+async fn load(endpoint: &str, parquet: &Path, scale: f64) -> anyhow::Result<Load> {
+    std::fs::create_dir_all(parquet)?;
+    let mut lake = LakeClient::connect(endpoint).await?;
+    let mut lineitem = Load {
+        lineitem_rows: 0,
+        lineitem_seconds: 0.0,
+    };
+    for table in tpch::TABLES {
+        eprintln!("lake-bench: generating and loading {table} (scale factor {scale}) ...");
+        let (schema, batches) = tpch::generate(table, scale)?;
+        let mut writer = ArrowWriter::try_new(
+            std::fs::File::create(parquet.join(format!("{table}.parquet")))?,
+            schema.clone(),
+            None,
+        )?;
+        for batch in &batches {
+            writer.write(batch)?;
+        }
+        writer.close()?;
+        let name = format!("default.{table}");
+        lake.create_table(&name, schema).await?;
+        let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        let started = Instant::now();
+        for (part, chunk) in chunks(batches).into_iter().enumerate() {
+            lake.append(&name, chunk, &format!("bench-{table}-{part}"))
+                .await
+                .with_context(|| format!("appending to {name}"))?;
+        }
+        if table == "lineitem" {
+            lineitem = Load {
+                lineitem_rows: rows,
+                lineitem_seconds: started.elapsed().as_secs_f64(),
+            };
+        }
+    }
+    Ok(lineitem)
+}
+
+/// Splits `batches` into runs of at least [`CHUNK_ROWS`] rows (the last may be shorter),
+/// the same chunking as `peers.py ingest --chunk-rows`.
+fn chunks(batches: Vec<RecordBatch>) -> Vec<Vec<RecordBatch>> {
+    let mut out = vec![];
+    let mut chunk = vec![];
+    let mut rows = 0;
+    for batch in batches {
+        rows += batch.num_rows();
+        chunk.push(batch);
+        if rows >= CHUNK_ROWS {
+            out.push(std::mem::take(&mut chunk));
+            rows = 0;
+        }
+    }
+    if !chunk.is_empty() {
+        out.push(chunk);
+    }
+    out
+}
+
+fn ingest(args: &Args, parquet: &Path, work: &Path, load: &Load) -> anyhow::Result<Ingest> {
+    eprintln!("lake-bench: ingest baseline (pylance) ...");
+    let out = work.join("pylance.json");
+    peers(
+        &args.python,
+        &[
+            "ingest",
+            "--parquet",
+            &parquet.join("lineitem.parquet").to_string_lossy(),
+            "--chunk-rows",
+            &CHUNK_ROWS.to_string(),
+            "--dir",
+            &work.join("pylance-lineitem").to_string_lossy(),
+            "--out",
+            &out.to_string_lossy(),
+        ],
+    )?;
+    let pylance: serde_json::Value = serde_json::from_slice(&std::fs::read(&out)?)?;
+    let pylance_rows_per_s = pylance["rows_per_s"]
+        .as_f64()
+        .context("peers.py ingest wrote no rows_per_s")?;
+    anyhow::ensure!(
+        pylance["rows"].as_u64() == Some(load.lineitem_rows as u64),
+        "pylance wrote {} rows, Lake {}",
+        pylance["rows"],
+        load.lineitem_rows
+    );
+    let lake_rows_per_s = load.lineitem_rows as f64 / load.lineitem_seconds;
+    Ok(Ingest {
+        rows: load.lineitem_rows,
+        chunk_rows: CHUNK_ROWS,
+        lake_rows_per_s,
+        pylance_rows_per_s,
+        ratio_vs_pylance: lake_rows_per_s / pylance_rows_per_s,
+        pylance_version: pylance["pylance_version"].as_str().unwrap_or("").into(),
+    })
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn query_sql(q: u32) -> anyhow::Result<String> {
+    let path = bench_dir().join(format!("../fixtures/tpch/q{q}.sql"));
+    let sql =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(sql.trim().trim_end_matches(';').to_string())
+}
+
+/// DataFusion in this process on the Parquet files (its answers written for peers.py to
+/// check), then Lake over ADBC and DuckDB through `peers.py tpch`.
+async fn tpch(args: &Args, endpoint: &str, parquet: &Path, work: &Path) -> anyhow::Result<Tpch> {
+    let queries = args.queries();
+    let answers = work.join("answers");
+    std::fs::create_dir_all(answers.join("datafusion"))?;
+    let df = SessionContext::new();
+    for table in tpch::TABLES {
+        df.register_parquet(
+            table,
+            parquet
+                .join(format!("{table}.parquet"))
+                .to_string_lossy()
+                .as_ref(),
+            ParquetReadOptions::default(),
+        )
+        .await?;
+    }
+    let mut datafusion_ms = BTreeMap::new();
+    for &q in &queries {
+        let sql = query_sql(q)?;
+        let answer = df.sql(&sql).await?.collect().await?;
+        write_ipc(&answers.join(format!("datafusion/q{q}.arrow")), &answer)?;
+        let mut times = vec![];
+        for _ in 0..args.runs {
+            let started = Instant::now();
+            df.sql(&sql).await?.collect().await?;
+            times.push(started.elapsed());
+        }
+        let ms = median(times).as_secs_f64() * 1e3;
+        eprintln!("lake-bench: q{q} DataFusion {ms:.1} ms");
+        datafusion_ms.insert(q, ms);
+    }
+    drop(df);
+
+    let out = work.join("peers-tpch.json");
+    let only = queries
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    peers(
+        &args.python,
+        &[
+            "tpch",
+            "--endpoint",
+            &endpoint.replacen("http://", "grpc://", 1),
+            "--parquet",
+            &parquet.to_string_lossy(),
+            "--queries",
+            &bench_dir().join("../fixtures/tpch").to_string_lossy(),
+            "--runs",
+            &args.runs.to_string(),
+            "--only",
+            &only,
+            "--answers",
+            &answers.to_string_lossy(),
+            "--out",
+            &out.to_string_lossy(),
+        ],
+    )?;
+    let measured: serde_json::Value = serde_json::from_slice(&std::fs::read(&out)?)?;
+    let mut per_query = BTreeMap::new();
+    for &q in &queries {
+        let m = &measured["queries"][format!("q{q}")];
+        let datafusion_ms = datafusion_ms[&q];
+        let lake_ms = m["lake_ms"].as_f64();
+        let duckdb_ms = m["duckdb_ms"]
+            .as_f64()
+            .with_context(|| format!("peers.py measured no DuckDB time for q{q}"))?;
+        let mismatch = match (m["lake_error"].as_str(), m["mismatch"].as_str()) {
+            (Some(error), _) => Some(format!("Lake failed: {error}")),
+            (None, Some(mismatch)) => Some(mismatch.to_string()),
+            (None, None) => None,
+        };
+        let answer_matches_duckdb = m["lake_matches_duckdb"].as_bool() == Some(true)
+            && m["datafusion_matches_duckdb"].as_bool() != Some(false);
+        per_query.insert(
+            format!("q{q}"),
+            Query {
+                lake_ms: lake_ms.unwrap_or(f64::NAN),
+                duckdb_ms,
+                datafusion_ms,
+                rows: m["rows"].as_u64().unwrap_or(0),
+                ratio_vs_duckdb: lake_ms.unwrap_or(f64::NAN) / duckdb_ms,
+                ratio_vs_datafusion: lake_ms.unwrap_or(f64::NAN) / datafusion_ms,
+                answer_matches_duckdb,
+                mismatch,
+            },
+        );
+    }
+    Ok(Tpch::from_queries(
+        args.runs,
+        measured["duckdb_version"].as_str().unwrap_or("").into(),
+        per_query,
+    ))
+}
+
+fn write_ipc(path: &Path, batches: &[RecordBatch]) -> anyhow::Result<()> {
+    let schema = match batches.first() {
+        Some(b) => b.schema(),
+        None => std::sync::Arc::new(arrow::datatypes::Schema::empty()),
+    };
+    let mut writer = FileWriter::try_new(std::fs::File::create(path)?, &schema)?;
+    for batch in batches {
+        writer.write(batch)?;
+    }
+    writer.finish()?;
+    Ok(())
+}
+
+/// A selective query (one order by key) on the warm replica, through the SDK: latency
+/// percentiles and the Metasrv requests the replica made while answering them.
+async fn point_reads(server: &mut child::Server, scale: f64) -> anyhow::Result<PointReads> {
+    eprintln!("lake-bench: point reads ...");
+    let mut lake = LakeClient::connect(&server.endpoint).await?;
+    // TPC-H order keys are sparse (spec § 4.2.3): 1..=7 of every 32 numbers.
+    let orders = (1_500_000.0 * scale) as u64;
+    let key = |i: usize| {
+        let n = (i as u64).wrapping_mul(2_654_435_761) % orders.max(1);
+        (n / 8) * 32 + n % 8 + 1
+    };
+    let point = |k: u64| {
+        format!(
+            "SELECT o_orderkey, o_custkey, o_totalprice, o_orderdate FROM orders WHERE o_orderkey = {k}"
+        )
+    };
+    let mut found = 0;
+    for i in 0..POINT_WARMUP {
+        found += lake
+            .sql(&point(key(i)))
+            .await?
+            .iter()
+            .map(RecordBatch::num_rows)
+            .sum::<usize>();
+    }
+    let before = server.metasrv_requests()?;
+    let mut times = Vec::with_capacity(POINT_QUERIES);
+    for i in POINT_WARMUP..POINT_WARMUP + POINT_QUERIES {
+        let started = Instant::now();
+        let batches = lake.sql(&point(key(i))).await?;
+        times.push(started.elapsed());
+        found += batches.iter().map(RecordBatch::num_rows).sum::<usize>();
+    }
+    let requests = server.metasrv_requests()? - before;
+    anyhow::ensure!(
+        found > 0,
+        "no point query found its order; the key formula does not match the data"
+    );
+    times.sort();
+    let at = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
+    Ok(PointReads {
+        queries: POINT_QUERIES,
+        rows_found: found,
+        p50_ms: at(0.5).as_secs_f64() * 1e3,
+        p99_ms: at(0.99).as_secs_f64() * 1e3,
+        metasrv_round_trips_per_query: requests as f64 / POINT_QUERIES as f64,
+    })
+}
+
+/// Metasrv on a fresh RocksDB store in this process at 1, 8 and 64 writers, and synced
+/// RocksDB writes on the same disk.
+async fn commits(dir: &Path, seconds: u64) -> anyhow::Result<Commits> {
+    use lake_metasrv::bench::{measure_commits, synced_writes_per_second};
+    eprintln!("lake-bench: synced RocksDB writes ({seconds} s) ...");
+    std::fs::create_dir_all(dir)?;
+    let raw = dir.join("raw");
+    let synced_writes_per_s =
+        tokio::task::spawn_blocking(move || synced_writes_per_second(&raw, seconds)).await??;
+    let store = lake_metasrv::RocksStore::open(&dir.join("metasrv"))?;
+    let metasrv = lake_metasrv::Metasrv::start_node(
+        std::sync::Arc::new(store),
+        lake_metasrv::single_node_election(),
+    )?;
+    let mut by_writers = vec![];
+    for writers in [1, 8, 64] {
+        eprintln!("lake-bench: commits with {writers} writers ({seconds} s) ...");
+        let m = measure_commits(&metasrv, "bench", writers, seconds).await?;
+        by_writers.push(CommitsAt {
+            writers,
+            commits: m.commits,
+            retries: m.retries,
+            commits_per_s: m.per_second,
+            p50_ms: m.p50.as_secs_f64() * 1e3,
+            p99_ms: m.p99.as_secs_f64() * 1e3,
+            ratio_vs_synced_writes: m.per_second / synced_writes_per_s,
+        });
+    }
+    metasrv.shutdown().await;
+    Ok(Commits {
+        synced_writes_per_s,
+        by_writers,
+    })
+}
+
+impl Results {
+    fn new(scale: f64) -> Self {
+        Self {
+            scale,
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            tpch: None,
+            ingest: None,
+            commits: None,
+            point_reads: None,
+            memory: Memory::default(),
+        }
+    }
+}

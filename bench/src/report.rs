@@ -1,0 +1,260 @@
+//! The suite's figures: `results.json` (every figure, ratios under stable keys such as
+//! `tpch.total_ratio_vs_duckdb`) and `results.md` (the same as tables).
+//!
+//! Ratio conventions: time ratios are Lake ÷ peer (below 1 means Lake is faster);
+//! throughput ratios are Lake ÷ peer (above 1 means Lake is faster).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+/// Everything one run measured. Sections not run are `null`.
+#[derive(Serialize, Debug)]
+pub struct Results {
+    /// TPC-H scale factor.
+    pub scale: f64,
+    /// CPU cores available to the run.
+    pub cores: usize,
+    pub tpch: Option<Tpch>,
+    pub ingest: Option<Ingest>,
+    pub commits: Option<Commits>,
+    pub point_reads: Option<PointReads>,
+    pub memory: Memory,
+}
+
+/// TPC-H over Flight SQL (ADBC) against DuckDB and DataFusion on the same Parquet.
+#[derive(Serialize, Debug)]
+pub struct Tpch {
+    /// Timed runs per query and engine; times are medians.
+    pub runs: usize,
+    pub duckdb_version: String,
+    /// By query name (`q1` … `q22`).
+    pub queries: BTreeMap<String, Query>,
+    pub total_lake_ms: f64,
+    pub total_duckdb_ms: f64,
+    pub total_datafusion_ms: f64,
+    /// Sum of Lake's medians ÷ sum of DuckDB's.
+    pub total_ratio_vs_duckdb: f64,
+    /// Sum of Lake's medians ÷ sum of DataFusion's.
+    pub total_ratio_vs_datafusion: f64,
+    /// Geometric mean of the per-query Lake ÷ DuckDB ratios.
+    pub geomean_ratio_vs_duckdb: f64,
+    /// Geometric mean of the per-query Lake ÷ DataFusion ratios.
+    pub geomean_ratio_vs_datafusion: f64,
+    /// Every Lake and DataFusion answer equals DuckDB's.
+    pub all_answers_match: bool,
+}
+
+/// One TPC-H query.
+#[derive(Serialize, Debug)]
+pub struct Query {
+    /// Median ms through Flight SQL with the ADBC driver (`NaN` when Lake failed).
+    pub lake_ms: f64,
+    pub duckdb_ms: f64,
+    pub datafusion_ms: f64,
+    /// Rows in DuckDB's answer.
+    pub rows: u64,
+    pub ratio_vs_duckdb: f64,
+    pub ratio_vs_datafusion: f64,
+    /// Lake's and DataFusion's answers equal DuckDB's.
+    pub answer_matches_duckdb: bool,
+    /// The first difference found, or Lake's error.
+    pub mismatch: Option<String>,
+}
+
+impl Tpch {
+    /// Totals and geometric means over `queries`.
+    pub fn from_queries(
+        runs: usize,
+        duckdb_version: String,
+        queries: BTreeMap<String, Query>,
+    ) -> Self {
+        let sum = |f: fn(&Query) -> f64| queries.values().map(f).sum::<f64>();
+        let geomean = |f: fn(&Query) -> f64| {
+            let n = queries.len().max(1) as f64;
+            (queries.values().map(|q| f(q).ln()).sum::<f64>() / n).exp()
+        };
+        let (lake, duckdb, datafusion) = (
+            sum(|q| q.lake_ms),
+            sum(|q| q.duckdb_ms),
+            sum(|q| q.datafusion_ms),
+        );
+        Self {
+            runs,
+            duckdb_version,
+            total_lake_ms: lake,
+            total_duckdb_ms: duckdb,
+            total_datafusion_ms: datafusion,
+            total_ratio_vs_duckdb: lake / duckdb,
+            total_ratio_vs_datafusion: lake / datafusion,
+            geomean_ratio_vs_duckdb: geomean(|q| q.ratio_vs_duckdb),
+            geomean_ratio_vs_datafusion: geomean(|q| q.ratio_vs_datafusion),
+            all_answers_match: queries.values().all(|q| q.answer_matches_duckdb),
+            queries,
+        }
+    }
+}
+
+/// Appending lineitem through the SDK against pylance writing the same chunks.
+#[derive(Serialize, Debug)]
+pub struct Ingest {
+    pub rows: usize,
+    /// Rows per append (one commit each, on both sides).
+    pub chunk_rows: usize,
+    pub lake_rows_per_s: f64,
+    pub pylance_rows_per_s: f64,
+    /// Lake rows/s ÷ pylance rows/s.
+    pub ratio_vs_pylance: f64,
+    pub pylance_version: String,
+}
+
+/// Metasrv commits on RocksDB against synced RocksDB writes on the same disk.
+#[derive(Serialize, Debug)]
+pub struct Commits {
+    /// One writer, one synced write each.
+    pub synced_writes_per_s: f64,
+    pub by_writers: Vec<CommitsAt>,
+}
+
+/// Commits at one writer count.
+#[derive(Serialize, Debug)]
+pub struct CommitsAt {
+    pub writers: usize,
+    pub commits: usize,
+    /// Re-sends after a retryable refusal.
+    pub retries: u64,
+    pub commits_per_s: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    /// Commits/s ÷ synced writes/s.
+    pub ratio_vs_synced_writes: f64,
+}
+
+/// A selective query on a warm replica.
+#[derive(Serialize, Debug)]
+pub struct PointReads {
+    pub queries: usize,
+    /// Rows the queries returned (warm-up included), to show they hit.
+    pub rows_found: usize,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    /// Metasrv requests made by the replica per query (target 0 when warm).
+    pub metasrv_round_trips_per_query: f64,
+}
+
+/// Peak RSS of the `lake serve` child, in bytes.
+#[derive(Serialize, Debug, Default)]
+pub struct Memory {
+    /// During the TPC-H run (peak reset after loading).
+    pub tpch_peak_rss_bytes: Option<u64>,
+    /// During data loading.
+    pub load_peak_rss_bytes: Option<u64>,
+}
+
+fn mib(bytes: Option<u64>) -> String {
+    bytes.map_or("—".into(), |b| format!("{:.0} MiB", b as f64 / 1048576.0))
+}
+
+impl Results {
+    /// The figures as Markdown tables.
+    pub fn markdown(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "# lake-bench results\n\nTPC-H scale factor {}, {} cores. Time ratios are Lake ÷ peer (below 1: Lake faster); throughput ratios are Lake ÷ peer (above 1: Lake faster).\n",
+            self.scale, self.cores
+        );
+        if let Some(t) = &self.tpch {
+            let _ = writeln!(
+                s,
+                "## TPC-H (median of {} runs; Lake through Flight SQL with the ADBC driver; DuckDB {} and DataFusion in-process on the same rows as Parquet)\n",
+                t.runs, t.duckdb_version
+            );
+            let _ = writeln!(
+                s,
+                "| query | Lake ms | DuckDB ms | DataFusion ms | ÷ DuckDB | ÷ DataFusion | rows | answer |\n|---|---|---|---|---|---|---|---|"
+            );
+            let mut names: Vec<_> = t.queries.keys().collect();
+            names.sort_by_key(|n| n[1..].parse::<u32>().unwrap_or(0));
+            for name in names {
+                let q = &t.queries[name];
+                let _ = writeln!(
+                    s,
+                    "| {name} | {:.1} | {:.1} | {:.1} | {:.2} | {:.2} | {} | {} |",
+                    q.lake_ms,
+                    q.duckdb_ms,
+                    q.datafusion_ms,
+                    q.ratio_vs_duckdb,
+                    q.ratio_vs_datafusion,
+                    q.rows,
+                    q.mismatch
+                        .as_deref()
+                        .map_or("= DuckDB".to_string(), |m| format!("DIFFERS: {m}"))
+                );
+            }
+            let _ = writeln!(
+                s,
+                "| **total** | {:.1} | {:.1} | {:.1} | **{:.2}** | **{:.2}** | | {} |\n| geomean | | | | {:.2} | {:.2} | | |\n",
+                t.total_lake_ms,
+                t.total_duckdb_ms,
+                t.total_datafusion_ms,
+                t.total_ratio_vs_duckdb,
+                t.total_ratio_vs_datafusion,
+                if t.all_answers_match {
+                    "all match"
+                } else {
+                    "MISMATCHES"
+                },
+                t.geomean_ratio_vs_duckdb,
+                t.geomean_ratio_vs_datafusion,
+            );
+        }
+        if let Some(i) = &self.ingest {
+            let _ = writeln!(
+                s,
+                "## Ingest (lineitem, {} rows in chunks of {}, one commit each)\n\n| Lake SDK rows/s | pylance {} rows/s | Lake ÷ pylance |\n|---|---|---|\n| {:.0} | {:.0} | {:.2} |\n",
+                i.rows,
+                i.chunk_rows,
+                i.pylance_version,
+                i.lake_rows_per_s,
+                i.pylance_rows_per_s,
+                i.ratio_vs_pylance
+            );
+        }
+        if let Some(c) = &self.commits {
+            let _ = writeln!(
+                s,
+                "## Commits (Metasrv on RocksDB; synced RocksDB writes on this disk: {:.0}/s)\n\n| writers | commits/s | p50 ms | p99 ms | ÷ synced writes/s | re-sent |\n|---|---|---|---|---|---|",
+                c.synced_writes_per_s
+            );
+            for w in &c.by_writers {
+                let _ = writeln!(
+                    s,
+                    "| {} | {:.0} | {:.2} | {:.2} | {:.2} | {} |",
+                    w.writers,
+                    w.commits_per_s,
+                    w.p50_ms,
+                    w.p99_ms,
+                    w.ratio_vs_synced_writes,
+                    w.retries
+                );
+            }
+            s.push('\n');
+        }
+        if let Some(p) = &self.point_reads {
+            let _ = writeln!(
+                s,
+                "## Point reads (one order by key, warm replica, SDK)\n\n| queries | p50 ms | p99 ms | Metasrv round trips per query |\n|---|---|---|---|\n| {} | {:.1} | {:.1} | {:.3} |\n",
+                p.queries, p.p50_ms, p.p99_ms, p.metasrv_round_trips_per_query
+            );
+        }
+        let _ = writeln!(
+            s,
+            "## Memory (peak RSS of lake serve)\n\n| during TPC-H | during load |\n|---|---|\n| {} | {} |",
+            mib(self.memory.tpch_peak_rss_bytes),
+            mib(self.memory.load_peak_rss_bytes)
+        );
+        s
+    }
+}

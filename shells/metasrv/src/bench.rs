@@ -1,0 +1,191 @@
+//! Commit-rate measurement shared by `cargo bench --bench commits` and `lake-bench`:
+//! commits per second through one Metasrv node against the rate of synced RocksDB writes on
+//! the same disk, measured in the same run (the limit one committer without group commit
+//! could reach).
+//!
+//! Each writer commits to a table of its own, one version after another (base `v` → `v + 1`),
+//! so what is measured is Metasrv — coordinator, group commit, store — not compare-and-swap
+//! conflicts. Every run is bounded by a time limit and by [`MAX_COMMITS_PER_WRITER`].
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use lake_core::commit::{Applied, Mutation};
+use lake_core::{CommitError, ManifestRef};
+
+use crate::{Metasrv, MetasrvError};
+
+/// Upper bound on the commits one writer sends in one measurement.
+pub const MAX_COMMITS_PER_WRITER: u64 = 100_000;
+
+/// Upper bound on the writes of [`synced_writes_per_second`].
+const MAX_SYNCED_WRITES: u64 = 1_000_000;
+
+/// Pause before re-sending a refused (retryable) mutation.
+const RETRY_PAUSE: Duration = Duration::from_millis(20);
+
+/// Synced single-key RocksDB writes per second (200-byte values, one `WriteBatch` with
+/// `sync = true` each, one after another) in a fresh database at `dir`, for `seconds`.
+///
+/// # Errors
+/// RocksDB cannot open `dir` or a write fails.
+pub fn synced_writes_per_second(dir: &Path, seconds: u64) -> Result<f64, rocksdb::Error> {
+    let db = rocksdb::DB::open_default(dir)?;
+    let mut options = rocksdb::WriteOptions::default();
+    options.set_sync(true);
+    let started = Instant::now();
+    let mut n = 0u64;
+    while started.elapsed() < Duration::from_secs(seconds) && n < MAX_SYNCED_WRITES {
+        let mut batch = rocksdb::WriteBatch::default();
+        batch.put(n.to_be_bytes(), [0u8; 200]);
+        db.write_opt(batch, &options)?;
+        n += 1;
+    }
+    Ok(n as f64 / started.elapsed().as_secs_f64())
+}
+
+/// What one [`measure_commits`] run saw.
+#[derive(Debug, Clone, Copy)]
+pub struct CommitRate {
+    /// Concurrent writers.
+    pub writers: usize,
+    /// Commits acknowledged.
+    pub commits: usize,
+    /// Commits sent again after a retryable refusal (a leader step-down under load); each
+    /// re-send carries the same operation id, so it lands once.
+    pub retries: u64,
+    /// Acknowledged commits per second of wall time.
+    pub per_second: f64,
+    /// Median commit latency (send to acknowledgement, re-sends included).
+    pub p50: Duration,
+    /// 99th-percentile commit latency.
+    pub p99: Duration,
+}
+
+/// Sends `mutation` until it is answered or refused for good, re-sending after retryable
+/// refusals ([`CommitError::is_retryable`]); `Ok(None)` when it was refused with an error
+/// `accept` accepts (an earlier attempt already applied it).
+async fn mutate_until_answered(
+    metasrv: &Metasrv,
+    mutation: &Mutation,
+    accept: impl Fn(&CommitError) -> bool,
+    retries: &mut u64,
+) -> Result<Option<Applied>, MetasrvError> {
+    loop {
+        match metasrv.mutate(mutation.clone()).await {
+            Ok(reply) => return Ok(Some(reply.applied)),
+            Err(MetasrvError::Commit(e)) if accept(&e) => return Ok(None),
+            Err(MetasrvError::Commit(e)) if e.is_retryable() => {
+                *retries += 1;
+                tokio::time::sleep(RETRY_PAUSE).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Runs `writers` concurrent committers on `metasrv` for `seconds`, each on a fresh table
+/// of its own in namespace `{label}_{writers}`.
+///
+/// # Errors
+/// A mutation was refused for a reason other than a retryable one.
+pub async fn measure_commits(
+    metasrv: &Metasrv,
+    label: &str,
+    writers: usize,
+    seconds: u64,
+) -> Result<CommitRate, MetasrvError> {
+    let namespace = format!("{label}_{writers}");
+    let mut retries = 0;
+    mutate_until_answered(
+        metasrv,
+        &Mutation::CreateNamespace {
+            name: namespace.clone(),
+        },
+        |e| matches!(e, CommitError::NamespaceExists { .. }),
+        &mut retries,
+    )
+    .await?;
+    let mut tables = Vec::with_capacity(writers);
+    for w in 0..writers {
+        let name = format!("t{w}");
+        let created = mutate_until_answered(
+            metasrv,
+            &Mutation::CreateTable {
+                namespace: namespace.clone(),
+                name: name.clone(),
+                schema_ipc: vec![],
+            },
+            |e| matches!(e, CommitError::TableExists { .. }),
+            &mut retries,
+        )
+        .await?;
+        let id = match created {
+            Some(Applied::TableCreated(meta)) => meta.id,
+            // An earlier attempt whose outcome was unknown did create it.
+            _ => {
+                let ns = namespace.clone();
+                metasrv
+                    .read(move |r| r.table(&ns, &name).map(|t| t.meta.id))
+                    .await?
+                    .ok_or_else(|| {
+                        MetasrvError::Malformed(format!("table t{w} vanished after creation"))
+                    })?
+            }
+        };
+        tables.push(id);
+    }
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let started = Instant::now();
+    let tasks: Vec<_> = tables
+        .into_iter()
+        .map(|table_id| {
+            let metasrv = metasrv.clone();
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                let mut retries = 0u64;
+                let mut version = 0;
+                while Instant::now() < deadline && version < MAX_COMMITS_PER_WRITER {
+                    let sent = Instant::now();
+                    let commit = Mutation::Commit {
+                        table_id,
+                        base_version: version,
+                        manifest: ManifestRef {
+                            path: format!("_versions/{}.manifest", version + 1),
+                            size_bytes: 1000,
+                        },
+                        operation: Some((format!("op-{table_id}-{version}"), [7; 32])),
+                    };
+                    mutate_until_answered(&metasrv, &commit, |_| false, &mut retries).await?;
+                    latencies.push(sent.elapsed());
+                    version += 1;
+                }
+                Ok::<_, MetasrvError>((latencies, retries))
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    for task in tasks {
+        let (l, r) = task
+            .await
+            .map_err(|e| MetasrvError::Malformed(format!("writer task failed: {e}")))??;
+        latencies.extend(l);
+        retries += r;
+    }
+    let elapsed = started.elapsed();
+    latencies.sort();
+    let at = |q: f64| {
+        latencies
+            .get(((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or_default()
+    };
+    Ok(CommitRate {
+        writers,
+        commits: latencies.len(),
+        retries,
+        per_second: latencies.len() as f64 / elapsed.as_secs_f64(),
+        p50: at(0.5),
+        p99: at(0.99),
+    })
+}
