@@ -28,12 +28,12 @@ use futures::{StreamExt, TryStreamExt};
 use lake_core::{Digest, Registry, TableMeta, TableState, resolve_version};
 use lake_metasrv::MetasrvClient;
 use lake_metasrv::client::Committed;
-use lance::datafusion::LanceTableProvider;
 use sha2::{Digest as _, Sha256};
 
 use crate::QueryError;
 use crate::catalog::Catalog;
 use crate::dataset::Datasets;
+use crate::scan::LanceTable;
 use crate::sql::{self, DEFAULT_NAMESPACE, LAKE_CATALOG, ParsedStatement};
 use crate::ticket::{Pin, Sealed, TicketKey, b64, unb64};
 
@@ -362,7 +362,7 @@ impl Engine {
                 Arc::new(EmptyTable::new(Arc::new(schema)))
             } else {
                 let dataset = self.datasets.open(&table, pin.version).await?;
-                Arc::new(LanceTableProvider::new(dataset, false, false))
+                Arc::new(LanceTable::new(dataset))
             };
             let schema = schemas
                 .entry(pin.namespace.clone())

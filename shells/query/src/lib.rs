@@ -12,6 +12,7 @@ pub mod dataset;
 pub mod engine;
 mod error;
 pub mod flight;
+pub mod scan;
 pub mod sql;
 pub mod ticket;
 
