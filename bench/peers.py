@@ -113,6 +113,11 @@ def write_atomically(path: Path, payload: bytes) -> None:
             f.write(payload)
             f.flush()
             os.fsync(f.fileno())
+        # mkstemp creates the file 0600; results are for people to read, so use the
+        # mode a plain open() would have given (0666 less the umask).
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         try:

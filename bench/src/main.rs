@@ -37,6 +37,11 @@ use lake_sdk::LakeClient;
 
 use report::{Commits, CommitsAt, Ingest, Memory, PointReads, Query, Results, Tpch};
 
+/// The allocator `lake` uses (see `shells/cli/src/main.rs`), so the `lake serve` child
+/// measures what users run; DataFusion in this process gets it too, as `datafusion-cli` does.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Rows per append when loading Lake, and per pylance commit (keeps each DoPut well under
 /// the request limit).
 const CHUNK_ROWS: usize = 500_000;
