@@ -7,10 +7,13 @@ use std::sync::Arc;
 
 use arrow::array::{Array, Int64Array, RecordBatch, RecordBatchIterator, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::datasource::TableProvider;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use lake_query::scan::LanceTable;
 use lance::Dataset;
 use lance::dataset::{WriteMode, WriteParams};
+use lance::io::exec::filtered_read::{FilteredReadExec, FilteredReadThreadingMode};
 
 /// Fragments written (one append each) and rows per fragment.
 const FRAGMENTS: i64 = 7;
@@ -146,10 +149,65 @@ async fn the_scan_runs_on_as_many_partitions_as_the_session_targets() {
         .create_physical_plan()
         .await
         .expect("physical plan");
+    let shown = datafusion::physical_plan::displayable(plan.as_ref())
+        .indent(true)
+        .to_string();
     assert_eq!(
         plan.properties().output_partitioning().partition_count(),
         3,
-        "{}",
-        datafusion::physical_plan::displayable(plan.as_ref()).indent(true)
+        "{shown}"
     );
+    // The partitions are Lance's own (sharing its read tasks), not a repartition on top of
+    // one Lance stream.
+    let mut reads = vec![];
+    plan.apply(|node| {
+        if let Some(read) = node.as_any().downcast_ref::<FilteredReadExec>() {
+            reads.push(read.options().threading_mode);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })
+    .expect("walk");
+    assert_eq!(
+        reads,
+        vec![FilteredReadThreadingMode::MultiplePartitions(3)],
+        "{shown}"
+    );
+}
+
+#[tokio::test]
+async fn deleted_rows_stay_deleted_and_an_empty_projection_counts_every_row() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut ds = (*dataset(dir.path()).await).clone();
+    ds.delete("id % 5 = 0").await.expect("delete");
+    let ds = Arc::new(ds);
+    let kept: Vec<i64> = (0..FRAGMENTS * ROWS).filter(|i| i % 5 != 0).collect();
+    for partitions in [1, 2, 4] {
+        let ctx = SessionContext::new_with_config(
+            SessionConfig::new().with_target_partitions(partitions),
+        );
+        let table = Arc::new(LanceTable::new(ds.clone()));
+        ctx.register_table("t", table.clone()).expect("register");
+        let at = format!("at {partitions} target partitions");
+        assert_eq!(
+            scalar(&ctx, "SELECT sum(id) FROM t").await,
+            kept.iter().sum::<i64>(),
+            "{at}"
+        );
+        assert_eq!(
+            scalar(&ctx, "SELECT count(*) FROM t WHERE tag <> 'none'").await,
+            kept.len() as i64,
+            "{at}"
+        );
+        // No columns at all (what count(*) asks of a scan when statistics cannot answer).
+        let state = ctx.state();
+        let plan = table
+            .scan(&state, Some(&vec![]), &[], None)
+            .await
+            .expect("empty projection");
+        let batches = datafusion::physical_plan::collect(plan, ctx.task_ctx())
+            .await
+            .expect("empty projection");
+        let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        assert_eq!(rows, kept.len(), "{at}");
+    }
 }
