@@ -24,9 +24,11 @@ mod report;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use arrow::datatypes::SchemaRef;
 use arrow::ipc::writer::FileWriter;
 use arrow::record_batch::RecordBatch;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -312,8 +314,9 @@ async fn load(endpoint: &str, parquet: &Path, scale: f64) -> anyhow::Result<Load
     Ok(lineitem)
 }
 
-/// Splits `batches` into runs of at least [`CHUNK_ROWS`] rows (the last may be shorter),
-/// the same chunking as `peers.py ingest --chunk-rows`.
+/// Splits `batches` into runs of at least [`CHUNK_ROWS`] rows (the last may be shorter).
+/// The runs end on batch boundaries (8,192 rows), so at SF 1 Lake commits 12 chunks of
+/// 507,904 rows where `peers.py ingest --chunk-rows` commits 13 of exactly 500,000.
 fn chunks(batches: Vec<RecordBatch>) -> Vec<Vec<RecordBatch>> {
     let mut out = vec![];
     let mut chunk = vec![];
@@ -370,9 +373,16 @@ fn ingest(args: &Args, parquet: &Path, work: &Path, load: &Load) -> anyhow::Resu
     })
 }
 
+/// The median of `times` (the mean of the two middle ones for an even count, as Python's
+/// `statistics.median` that times the peers). `times` is never empty (`--runs` ≥ 1).
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
-    times[times.len() / 2]
+    let n = times.len();
+    if n % 2 == 1 {
+        times[n / 2]
+    } else {
+        (times[n / 2 - 1] + times[n / 2]) / 2
+    }
 }
 
 fn query_sql(q: u32) -> anyhow::Result<String> {
@@ -403,8 +413,14 @@ async fn tpch(args: &Args, endpoint: &str, parquet: &Path, work: &Path) -> anyho
     let mut datafusion_ms = BTreeMap::new();
     for &q in &queries {
         let sql = query_sql(q)?;
-        let answer = df.sql(&sql).await?.collect().await?;
-        write_ipc(&answers.join(format!("datafusion/q{q}.arrow")), &answer)?;
+        let frame = df.sql(&sql).await?;
+        let schema = Arc::new(frame.schema().as_arrow().clone());
+        let answer = frame.collect().await?;
+        write_ipc(
+            &answers.join(format!("datafusion/q{q}.arrow")),
+            schema,
+            &answer,
+        )?;
         let mut times = vec![];
         for _ in 0..args.runs {
             let started = Instant::now();
@@ -448,27 +464,31 @@ async fn tpch(args: &Args, endpoint: &str, parquet: &Path, work: &Path) -> anyho
     for &q in &queries {
         let m = &measured["queries"][format!("q{q}")];
         let datafusion_ms = datafusion_ms[&q];
-        let lake_ms = m["lake_ms"].as_f64();
-        let duckdb_ms = m["duckdb_ms"]
-            .as_f64()
-            .with_context(|| format!("peers.py measured no DuckDB time for q{q}"))?;
-        let mismatch = match (m["lake_error"].as_str(), m["mismatch"].as_str()) {
-            (Some(error), _) => Some(format!("Lake failed: {error}")),
-            (None, Some(mismatch)) => Some(mismatch.to_string()),
-            (None, None) => None,
+        // A failed run is NaN (null in results.json) and counts as a mismatch.
+        let lake_ms = m["lake_ms"].as_f64().unwrap_or(f64::NAN);
+        let duckdb_ms = m["duckdb_ms"].as_f64().unwrap_or(f64::NAN);
+        let mismatch = match (
+            m["lake_error"].as_str(),
+            m["duckdb_error"].as_str(),
+            m["mismatch"].as_str(),
+        ) {
+            (Some(error), _, _) => Some(format!("Lake failed: {error}")),
+            (None, Some(error), _) => Some(format!("DuckDB failed: {error}")),
+            (None, None, Some(mismatch)) => Some(mismatch.to_string()),
+            (None, None, None) => None,
         };
         let answer_matches_duckdb = m["lake_matches_duckdb"].as_bool() == Some(true)
             && m["datafusion_matches_duckdb"].as_bool() != Some(false);
         per_query.insert(
             format!("q{q}"),
             Query {
-                lake_ms: lake_ms.unwrap_or(f64::NAN),
+                lake_ms,
                 duckdb_ms,
                 datafusion_ms,
                 rows: m["rows"].as_u64().unwrap_or(0),
-                ratio_vs_duckdb: lake_ms.unwrap_or(f64::NAN) / duckdb_ms,
-                ratio_vs_datafusion: lake_ms.unwrap_or(f64::NAN) / datafusion_ms,
-                answer_matches_duckdb,
+                ratio_vs_duckdb: lake_ms / duckdb_ms,
+                ratio_vs_datafusion: lake_ms / datafusion_ms,
+                answer_matches_duckdb: answer_matches_duckdb && mismatch.is_none(),
                 mismatch,
             },
         );
@@ -480,11 +500,8 @@ async fn tpch(args: &Args, endpoint: &str, parquet: &Path, work: &Path) -> anyho
     ))
 }
 
-fn write_ipc(path: &Path, batches: &[RecordBatch]) -> anyhow::Result<()> {
-    let schema = match batches.first() {
-        Some(b) => b.schema(),
-        None => std::sync::Arc::new(arrow::datatypes::Schema::empty()),
-    };
+/// Writes `batches` (of `schema`, which an empty answer still has) as an Arrow IPC file.
+fn write_ipc(path: &Path, schema: SchemaRef, batches: &[RecordBatch]) -> anyhow::Result<()> {
     let mut writer = FileWriter::try_new(std::fs::File::create(path)?, &schema)?;
     for batch in batches {
         writer.write(batch)?;
@@ -498,11 +515,12 @@ fn write_ipc(path: &Path, batches: &[RecordBatch]) -> anyhow::Result<()> {
 async fn point_reads(server: &mut child::Server, scale: f64) -> anyhow::Result<PointReads> {
     eprintln!("lake-bench: point reads ...");
     let mut lake = LakeClient::connect(&server.endpoint).await?;
-    // TPC-H order keys are sparse (spec § 4.2.3): 1..=7 of every 32 numbers.
+    // TPC-H order keys are sparse (spec § 4.2.3): the i-th order (i = 1..=N) has key
+    // ((i >> 3) << 5) + (i & 7), as tpchgen's `make_order_key` computes it.
     let orders = (1_500_000.0 * scale) as u64;
     let key = |i: usize| {
-        let n = (i as u64).wrapping_mul(2_654_435_761) % orders.max(1);
-        (n / 8) * 32 + n % 8 + 1
+        let n = (i as u64).wrapping_mul(2_654_435_761) % orders.max(1) + 1;
+        ((n >> 3) << 5) + (n & 7)
     };
     let point = |k: u64| {
         format!(
@@ -528,8 +546,9 @@ async fn point_reads(server: &mut child::Server, scale: f64) -> anyhow::Result<P
     }
     let requests = server.metasrv_requests()? - before;
     anyhow::ensure!(
-        found > 0,
-        "no point query found its order; the key formula does not match the data"
+        found == POINT_WARMUP + POINT_QUERIES,
+        "{found} of {} point queries found their order; each should find exactly one",
+        POINT_WARMUP + POINT_QUERIES
     );
     times.sort();
     let at = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
@@ -552,10 +571,8 @@ async fn commits(dir: &Path, seconds: u64) -> anyhow::Result<Commits> {
     let synced_writes_per_s =
         tokio::task::spawn_blocking(move || synced_writes_per_second(&raw, seconds)).await??;
     let store = lake_metasrv::RocksStore::open(&dir.join("metasrv"))?;
-    let metasrv = lake_metasrv::Metasrv::start_node(
-        std::sync::Arc::new(store),
-        lake_metasrv::single_node_election(),
-    )?;
+    let metasrv =
+        lake_metasrv::Metasrv::start_node(Arc::new(store), lake_metasrv::single_node_election())?;
     let mut by_writers = vec![];
     for writers in [1, 8, 64] {
         eprintln!("lake-bench: commits with {writers} writers ({seconds} s) ...");

@@ -49,8 +49,10 @@ pub struct Tpch {
 /// One TPC-H query.
 #[derive(Serialize, Debug)]
 pub struct Query {
-    /// Median ms through Flight SQL with the ADBC driver (`NaN` when Lake failed).
+    /// Median ms through Flight SQL with the ADBC driver (`null` in JSON when Lake failed;
+    /// the totals are then `null` too).
     pub lake_ms: f64,
+    /// Median ms of DuckDB (`null` in JSON when DuckDB failed).
     pub duckdb_ms: f64,
     pub datafusion_ms: f64,
     /// Rows in DuckDB's answer.

@@ -24,6 +24,9 @@ const MAX_SYNCED_WRITES: u64 = 1_000_000;
 /// Pause before re-sending a refused (retryable) mutation.
 const RETRY_PAUSE: Duration = Duration::from_millis(20);
 
+/// Re-sends of one mutation before the measurement gives up (10 s of pauses).
+const RETRIES_MAX: u32 = 500;
+
 /// Synced single-key RocksDB writes per second (200-byte values, one `WriteBatch` with
 /// `sync = true` each, one after another) in a fresh database at `dir`, for `seconds`.
 ///
@@ -62,20 +65,28 @@ pub struct CommitRate {
     pub p99: Duration,
 }
 
-/// Sends `mutation` until it is answered or refused for good, re-sending after retryable
-/// refusals ([`CommitError::is_retryable`]); `Ok(None)` when it was refused with an error
-/// `accept` accepts (an earlier attempt already applied it).
+/// Sends `mutation` until it is answered or refused for good, re-sending up to
+/// [`RETRIES_MAX`] times after a leader step-down or a store hiccup; `Ok(None)` when it was
+/// refused with an error `accept` accepts (an earlier attempt already applied it). A
+/// version conflict is final: each writer owns its table, so one means the measurement is
+/// broken, not busy.
 async fn mutate_until_answered(
     metasrv: &Metasrv,
     mutation: &Mutation,
     accept: impl Fn(&CommitError) -> bool,
     retries: &mut u64,
 ) -> Result<Option<Applied>, MetasrvError> {
+    let mut sent = 0;
     loop {
         match metasrv.mutate(mutation.clone()).await {
             Ok(reply) => return Ok(Some(reply.applied)),
             Err(MetasrvError::Commit(e)) if accept(&e) => return Ok(None),
-            Err(MetasrvError::Commit(e)) if e.is_retryable() => {
+            Err(MetasrvError::Commit(e))
+                if e.is_retryable()
+                    && !matches!(e, CommitError::VersionConflict { .. })
+                    && sent < RETRIES_MAX =>
+            {
+                sent += 1;
                 *retries += 1;
                 tokio::time::sleep(RETRY_PAUSE).await;
             }
@@ -85,17 +96,22 @@ async fn mutate_until_answered(
 }
 
 /// Runs `writers` concurrent committers on `metasrv` for `seconds`, each on a fresh table
-/// of its own in namespace `{label}_{writers}`.
+/// of its own in a namespace of its own (`{label}_{writers}_{unix ms}`, so a store that
+/// already holds an earlier run's tables only adds new ones and no commit is a replay).
 ///
 /// # Errors
-/// A mutation was refused for a reason other than a retryable one.
+/// A mutation was refused for a reason other than a retryable one, or more than
+/// [`RETRIES_MAX`] times.
 pub async fn measure_commits(
     metasrv: &Metasrv,
     label: &str,
     writers: usize,
     seconds: u64,
 ) -> Result<CommitRate, MetasrvError> {
-    let namespace = format!("{label}_{writers}");
+    let run = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let namespace = format!("{label}_{writers}_{run}");
     let mut retries = 0;
     mutate_until_answered(
         metasrv,
