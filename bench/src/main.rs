@@ -91,7 +91,8 @@ struct Args {
     /// Do not `pip install -r bench/requirements.txt` first.
     #[arg(long)]
     no_install: bool,
-    /// Directory for generated data and datasets (default: a temporary one, removed after).
+    /// Directory for generated data and datasets, kept after the run; it must not hold an
+    /// earlier run's (default: a temporary one, removed after).
     #[arg(long)]
     work_dir: Option<PathBuf>,
 }
@@ -158,6 +159,13 @@ impl Args {
         );
         if let Some(bad) = self.queries.iter().find(|q| !(1..=22).contains(*q)) {
             anyhow::bail!("--queries: TPC-H has queries 1..=22, got {bad}");
+        }
+        if let Some(dir) = &self.work_dir {
+            anyhow::ensure!(
+                !dir.join("lake").exists(),
+                "--work-dir {} holds an earlier run's Lake data (lake/); remove it or pick another directory",
+                dir.display()
+            );
         }
         Ok(())
     }
