@@ -35,6 +35,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
 use lake::tpch;
+use lake_metasrv::bench::quantile;
 use lake_sdk::LakeClient;
 
 use report::{Commits, CommitsAt, Ingest, Memory, PointReads, Query, Results, Tpch};
@@ -559,12 +560,11 @@ async fn point_reads(server: &mut child::Server, scale: f64) -> anyhow::Result<P
         POINT_WARMUP + POINT_QUERIES
     );
     times.sort();
-    let at = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
     Ok(PointReads {
         queries: POINT_QUERIES,
         rows_found: found,
-        p50_ms: at(0.5).as_secs_f64() * 1e3,
-        p99_ms: at(0.99).as_secs_f64() * 1e3,
+        p50_ms: quantile(&times, 0.5).as_secs_f64() * 1e3,
+        p99_ms: quantile(&times, 0.99).as_secs_f64() * 1e3,
         metasrv_round_trips_per_query: requests as f64 / POINT_QUERIES as f64,
     })
 }

@@ -16,10 +16,15 @@ pub struct Results {
     pub scale: f64,
     /// CPU cores available to the run.
     pub cores: usize,
+    /// TPC-H against DuckDB and DataFusion (`--sections tpch`).
     pub tpch: Option<Tpch>,
+    /// Lineitem appends against pylance (`--sections ingest`).
     pub ingest: Option<Ingest>,
+    /// Metasrv commits against synced RocksDB writes (`--sections commits`).
     pub commits: Option<Commits>,
+    /// One-row lookups on a warm replica (`--sections point`).
     pub point_reads: Option<PointReads>,
+    /// Peak RSS of the `lake serve` child (absent fields: not measured).
     pub memory: Memory,
 }
 
@@ -28,11 +33,15 @@ pub struct Results {
 pub struct Tpch {
     /// Timed runs per query and engine; times are medians.
     pub runs: usize,
+    /// `duckdb.__version__` of the peer that was timed.
     pub duckdb_version: String,
     /// By query name (`q1` … `q22`).
     pub queries: BTreeMap<String, Query>,
+    /// Sum of Lake's per-query medians, ms.
     pub total_lake_ms: f64,
+    /// Sum of DuckDB's per-query medians, ms.
     pub total_duckdb_ms: f64,
+    /// Sum of DataFusion's per-query medians, ms.
     pub total_datafusion_ms: f64,
     /// Sum of Lake's medians ÷ sum of DuckDB's.
     pub total_ratio_vs_duckdb: f64,
@@ -54,10 +63,13 @@ pub struct Query {
     pub lake_ms: f64,
     /// Median ms of DuckDB (`null` in JSON when DuckDB failed).
     pub duckdb_ms: f64,
+    /// Median ms of DataFusion in the bench process on the Parquet files.
     pub datafusion_ms: f64,
     /// Rows in DuckDB's answer.
     pub rows: u64,
+    /// `lake_ms / duckdb_ms` (below 1: Lake faster).
     pub ratio_vs_duckdb: f64,
+    /// `lake_ms / datafusion_ms` (below 1: Lake faster).
     pub ratio_vs_datafusion: f64,
     /// Lake's and DataFusion's answers equal DuckDB's.
     pub answer_matches_duckdb: bool,
@@ -101,13 +113,17 @@ impl Tpch {
 /// Appending lineitem through the SDK against pylance writing the same chunks.
 #[derive(Serialize, Debug)]
 pub struct Ingest {
+    /// Lineitem rows appended.
     pub rows: usize,
     /// Rows per append (one commit each, on both sides).
     pub chunk_rows: usize,
+    /// Rows per second of wall time over Lake's appends through the SDK.
     pub lake_rows_per_s: f64,
+    /// Rows per second of wall time over pylance's `write_dataset` calls.
     pub pylance_rows_per_s: f64,
     /// Lake rows/s ÷ pylance rows/s.
     pub ratio_vs_pylance: f64,
+    /// `lance.__version__` of the peer.
     pub pylance_version: String,
 }
 
@@ -116,18 +132,24 @@ pub struct Ingest {
 pub struct Commits {
     /// One writer, one synced write each.
     pub synced_writes_per_s: f64,
+    /// One entry per writer count (1, 8, 64).
     pub by_writers: Vec<CommitsAt>,
 }
 
 /// Commits at one writer count.
 #[derive(Serialize, Debug)]
 pub struct CommitsAt {
+    /// Concurrent committers, each on a table of its own.
     pub writers: usize,
+    /// Commits acknowledged in the measured time.
     pub commits: usize,
     /// Re-sends after a retryable refusal.
     pub retries: u64,
+    /// Acknowledged commits per second of wall time.
     pub commits_per_s: f64,
+    /// Median commit latency, ms.
     pub p50_ms: f64,
+    /// 99th-percentile commit latency, ms.
     pub p99_ms: f64,
     /// Commits/s ÷ synced writes/s.
     pub ratio_vs_synced_writes: f64,
@@ -136,10 +158,13 @@ pub struct CommitsAt {
 /// A selective query on a warm replica.
 #[derive(Serialize, Debug)]
 pub struct PointReads {
+    /// Timed lookups (after the warm-up).
     pub queries: usize,
     /// Rows the queries returned (warm-up included), to show they hit.
     pub rows_found: usize,
+    /// Median lookup latency through the SDK, ms.
     pub p50_ms: f64,
+    /// 99th-percentile lookup latency, ms.
     pub p99_ms: f64,
     /// Metasrv requests made by the replica per query (target 0 when warm).
     pub metasrv_round_trips_per_query: f64,

@@ -47,6 +47,14 @@ pub fn synced_writes_per_second(dir: &Path, seconds: u64) -> Result<f64, rocksdb
     Ok(n as f64 / started.elapsed().as_secs_f64())
 }
 
+/// The `q`-quantile (0.0..=1.0) of `sorted` (ascending), as the element at index
+/// `⌊len · q⌋` (clamped to the last); zero for an empty slice. Used for the p50/p99 of
+/// commit latency here and of point reads in `lake-bench`.
+pub fn quantile(sorted: &[Duration], q: f64) -> Duration {
+    let index = ((sorted.len() as f64 * q) as usize).min(sorted.len().saturating_sub(1));
+    sorted.get(index).copied().unwrap_or_default()
+}
+
 /// What one [`measure_commits`] run saw.
 #[derive(Debug, Clone, Copy)]
 pub struct CommitRate {
@@ -190,18 +198,12 @@ pub async fn measure_commits(
     }
     let elapsed = started.elapsed();
     latencies.sort();
-    let at = |q: f64| {
-        latencies
-            .get(((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1)))
-            .copied()
-            .unwrap_or_default()
-    };
     Ok(CommitRate {
         writers,
         commits: latencies.len(),
         retries,
         per_second: latencies.len() as f64 / elapsed.as_secs_f64(),
-        p50: at(0.5),
-        p99: at(0.99),
+        p50: quantile(&latencies, 0.5),
+        p99: quantile(&latencies, 0.99),
     })
 }

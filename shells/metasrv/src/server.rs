@@ -223,11 +223,7 @@ impl Metasrv {
         listener: tokio::net::TcpListener,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> Result<(), MetasrvError> {
-        // TCP_NODELAY on every accepted connection: tonic ignores its own `tcp_nodelay`
-        // for a caller's listener, and with Nagle's algorithm a reply's HEADERS, DATA and
-        // trailers frames wait on the peer's delayed ACK (about 40 ms per call on Linux).
-        let incoming =
-            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+        let incoming = incoming(listener);
         let requests = self.requests.clone();
         let count = move |request: Request<()>| {
             requests.fetch_add(1, Ordering::Relaxed);
@@ -776,6 +772,15 @@ impl Driver {
             self.refuse(command, error);
         }
     }
+}
+
+/// The connections `listener` accepts, each with `TCP_NODELAY` set, for a tonic server
+/// (`serve_with_incoming*`). tonic applies its own `Server::tcp_nodelay` only to listeners
+/// it binds itself; without it, Nagle's algorithm holds a reply's HEADERS, DATA and
+/// trailers frames until the peer's delayed ACK (about 40 ms per call on Linux). Both
+/// Metasrv and the Query replica's Flight SQL server accept through this.
+pub fn incoming(listener: tokio::net::TcpListener) -> tonic::transport::server::TcpIncoming {
+    tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true))
 }
 
 /// `request` marked as forwarded, for the leader.

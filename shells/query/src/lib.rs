@@ -33,10 +33,7 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), QueryError> {
     let service = LakeFlightService::new(engine)?;
-    // TCP_NODELAY on every accepted connection: tonic ignores its own `tcp_nodelay` for a
-    // caller's listener, and with Nagle's algorithm the frames of a reply wait on the
-    // client's delayed ACK (about 40 ms per call on Linux).
-    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    let incoming = lake_metasrv::server::incoming(listener);
     tonic::transport::Server::builder()
         .add_service(service.into_server())
         .serve_with_incoming_shutdown(incoming, shutdown)
