@@ -16,7 +16,12 @@ use futures::{StreamExt, TryStreamExt};
 use prost::Message;
 use tonic::transport::Channel;
 
-use crate::wire::{AppendResult, CommandAppend};
+use crate::file::FileRef;
+use crate::stage::{Stage, UploadOptions};
+use crate::wire::{
+    ACTION_DESCRIBE_TABLE, ActionDescribeTableRequest, AppendResult, CommandAppend,
+    TableDescription,
+};
 
 /// Errors of the SDK.
 #[derive(Debug, thiserror::Error)]
@@ -30,9 +35,27 @@ pub enum SdkError {
     /// Arrow or Flight decoding failed.
     #[error("arrow: {0}")]
     Arrow(String),
-    /// The table name is not `namespace.table` or `lake.namespace.table`.
-    #[error("invalid table name {0:?}: use namespace.table or lake.namespace.table")]
+    /// The table name is not `table`, `namespace.table` or `lake.namespace.table`.
+    #[error("invalid table name {0:?}: use table, namespace.table or lake.namespace.table")]
     TableName(String),
+    /// An argument is outside what is allowed; the message says what is.
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// A FILE object is not on its stage.
+    #[error("{0}")]
+    NotFound(String),
+    /// The operation is not available here (e.g. presigning on a local-filesystem stage).
+    #[error("not supported: {0}")]
+    Unsupported(String),
+    /// The object store failed.
+    #[error("storage error at {uri}: {message}")]
+    Storage { uri: String, message: String },
+    /// Stored bytes do not match their FILE value (size or SHA-256).
+    #[error("corrupt object {uri}: {message}")]
+    Corrupt { uri: String, message: String },
+    /// A local file could not be read or written.
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
 }
 
 impl From<arrow::error::ArrowError> for SdkError {
@@ -78,13 +101,15 @@ pub struct TableName {
 }
 
 impl TableName {
-    /// Parses `namespace.table` or `lake.namespace.table`.
+    /// Parses `table` (namespace `default`, as in SQL), `namespace.table` or
+    /// `lake.namespace.table`.
     ///
     /// # Errors
     /// [`SdkError::TableName`] for any other shape.
     pub fn parse(name: &str) -> Result<Self, SdkError> {
         let parts: Vec<&str> = name.split('.').collect();
         let (namespace, table) = match parts.as_slice() {
+            [t] => ("default", *t),
             [ns, t] => (*ns, *t),
             ["lake", ns, t] => (*ns, *t),
             _ => return Err(SdkError::TableName(name.to_string())),
@@ -242,6 +267,82 @@ impl LakeClient {
         let metadata = self.put(any, schema, batches).await?;
         AppendResult::decode(metadata.as_slice())
             .map_err(|e| SdkError::Arrow(format!("malformed append result: {e}")))
+    }
+
+    /// Describes `table`: its id, schema and the URI of its managed stage.
+    ///
+    /// # Errors
+    /// [`SdkError::Server`] (`NOT_FOUND`) for an unknown table.
+    pub async fn describe_table(&mut self, table: &str) -> Result<TableDescription, SdkError> {
+        let name = TableName::parse(table)?;
+        let request = ActionDescribeTableRequest {
+            namespace: name.namespace,
+            table: name.table,
+        };
+        let mut client = FlightClient::new(self.channel.clone());
+        let mut results = client
+            .do_action(arrow_flight::Action::new(
+                ACTION_DESCRIBE_TABLE,
+                request.encode_to_vec(),
+            ))
+            .await?;
+        let body = results
+            .next()
+            .await
+            .ok_or_else(|| SdkError::Arrow("describe_table returned no result".into()))??;
+        TableDescription::decode(body)
+            .map_err(|e| SdkError::Arrow(format!("malformed table description: {e}")))
+    }
+
+    /// The managed stage of `table`, opened from its description; the object store's
+    /// credentials come from the environment (see [`crate::stage`]).
+    ///
+    /// # Errors
+    /// As [`Self::describe_table`] and [`Stage::open`].
+    pub async fn stage(&mut self, table: &str) -> Result<Stage, SdkError> {
+        Stage::open(&self.describe_table(table).await?.stage_uri)
+    }
+
+    /// Uploads the file at `path` to `table`'s stage with default [`UploadOptions`] and
+    /// returns the FILE value for a row. The bytes go to object storage directly; the Query
+    /// replica only answers [`Self::describe_table`].
+    ///
+    /// # Errors
+    /// As [`Self::stage`] and [`Stage::upload_path`].
+    pub async fn upload_file(
+        &mut self,
+        table: &str,
+        path: &std::path::Path,
+        media_type: &str,
+    ) -> Result<FileRef, SdkError> {
+        let stage = self.stage(table).await?;
+        Ok(stage
+            .upload_path(path, media_type, &UploadOptions::default())
+            .await?
+            .file)
+    }
+
+    /// Streams the bytes of `file`, verified at the end (see [`Stage::open_file`]).
+    ///
+    /// # Errors
+    /// As [`Stage::for_file`] and [`Stage::open_file`].
+    pub async fn open_file(
+        &self,
+        file: &FileRef,
+    ) -> Result<futures::stream::BoxStream<'static, Result<bytes::Bytes, SdkError>>, SdkError> {
+        Stage::for_file(file)?.open_file(file).await
+    }
+
+    /// Bytes `range` of `file` (see [`Stage::read_range`]).
+    ///
+    /// # Errors
+    /// As [`Stage::for_file`] and [`Stage::read_range`].
+    pub async fn read_range(
+        &self,
+        file: &FileRef,
+        range: std::ops::Range<u64>,
+    ) -> Result<bytes::Bytes, SdkError> {
+        Stage::for_file(file)?.read_range(file, range).await
     }
 
     /// DoPut of `batches` under a descriptor carrying `command`; returns the first

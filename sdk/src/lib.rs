@@ -2,7 +2,9 @@
 //!
 //! [`LakeClient`] talks to a Query replica over Arrow Flight SQL: create and drop tables,
 //! append Arrow [`RecordBatch`]es idempotently under an operation id, and run SQL that
-//! returns Arrow. The SDK never talks to Metasrv.
+//! returns Arrow. Large objects go straight between the SDK and the table's managed stage
+//! ([`stage`]); rows hold [`FileRef`] metadata in FILE columns ([`file`]). The SDK never
+//! talks to Metasrv.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), lake_sdk::SdkError> {
@@ -12,8 +14,12 @@
 //! ```
 
 mod client;
+pub mod file;
+pub mod stage;
 pub mod wire;
 
 pub use arrow::record_batch::RecordBatch;
 pub use client::{LakeClient, SdkError, TableName};
+pub use file::{FileRef, FileType, file_array, file_field, file_refs};
+pub use stage::{Stage, UploadOptions, Uploaded};
 pub use wire::AppendResult;

@@ -46,3 +46,41 @@ pub struct AppendResult {
 /// Key of the `CommandStatementIngest.options` entry that carries an operation id when a
 /// standard Flight SQL client ingests.
 pub const INGEST_OPERATION_ID_OPTION: &str = "lake.operation_id";
+
+/// `DoAction` type that describes a Lake table: body an encoded
+/// [`ActionDescribeTableRequest`], one result whose body is an encoded
+/// [`TableDescription`].
+pub const ACTION_DESCRIBE_TABLE: &str = "lake.describe_table";
+
+/// Which table to describe.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ActionDescribeTableRequest {
+    /// Namespace (SQL schema) of the table.
+    #[prost(string, tag = "1")]
+    pub namespace: String,
+    /// Table name.
+    #[prost(string, tag = "2")]
+    pub table: String,
+}
+
+/// What a client needs to know about a table beyond its Arrow schema.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct TableDescription {
+    /// Namespace (SQL schema) of the table.
+    #[prost(string, tag = "1")]
+    pub namespace: String,
+    /// Table name.
+    #[prost(string, tag = "2")]
+    pub table: String,
+    /// Registry id of the table (stable across renames of nothing: Lake tables are not
+    /// renamed; a dropped and re-created table gets a new id).
+    #[prost(uint64, tag = "3")]
+    pub table_id: u64,
+    /// URI of the table's managed stage for FILE bytes (`s3://bucket/prefix/stage/<id>`
+    /// or `file:///…/stage/<id>`); see [`crate::stage`].
+    #[prost(string, tag = "4")]
+    pub stage_uri: String,
+    /// Arrow IPC schema message of the table.
+    #[prost(bytes = "vec", tag = "5")]
+    pub schema_ipc: Vec<u8>,
+}

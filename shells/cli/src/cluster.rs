@@ -178,6 +178,11 @@ pub struct QueryOptions {
     /// environment: AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, ...) or a path.
     #[arg(long, env = "LAKE_WAREHOUSE")]
     pub warehouse: String,
+    /// Where the managed stages of FILE bytes live, one prefix per table under it:
+    /// s3://bucket/prefix or file:///path (default: <warehouse>/stage). SDK clients learn
+    /// each table's stage from the replica and need only object-store credentials.
+    #[arg(long, env = "LAKE_STAGE_ROOT")]
+    pub stage_root: Option<String>,
     /// Flight SQL listen address.
     #[arg(long, env = "LAKE_LISTEN", default_value = "127.0.0.1:50051")]
     pub listen: SocketAddr,
@@ -219,11 +224,19 @@ pub async fn run_query(
     let client = MetasrvClient::connect(&options.metasrv)
         .await
         .with_context(|| format!("connecting to Metasrv at {}", options.metasrv))?;
-    let (addr, _engine, server) =
-        embedded::start_query(client, &warehouse, key, options.listen, shutdown).await?;
+    let replica = embedded::start_query(
+        client,
+        &warehouse,
+        options.stage_root.as_deref(),
+        key,
+        options.listen,
+        shutdown,
+    )
+    .await?;
+    let addr = replica.addr;
     tracing::info!(%addr, %warehouse, "query replica: Flight SQL listening");
     eprintln!("lake: ready on {addr}");
-    server.await??;
+    replica.server.await??;
     Ok(())
 }
 

@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -23,9 +24,23 @@ pub struct Embedded {
     pub flight_addr: SocketAddr,
     /// The Query replica's engine.
     pub engine: Arc<Engine>,
-    /// The embedded Metasrv (for its request counter).
+    /// Bytes the Query replica has read from its Flight SQL clients.
+    pub query_received: Arc<AtomicU64>,
+    /// The embedded Metasrv (for its request and byte counters).
     pub metasrv: Metasrv,
     server: tokio::task::JoinHandle<Result<(), QueryError>>,
+}
+
+/// A running Query replica.
+pub struct QueryReplica {
+    /// Where Flight SQL listens.
+    pub addr: SocketAddr,
+    /// The replica's engine.
+    pub engine: Arc<Engine>,
+    /// Bytes read from Flight SQL clients so far.
+    pub received: Arc<AtomicU64>,
+    /// The Flight SQL server task.
+    pub server: tokio::task::JoinHandle<Result<(), QueryError>>,
 }
 
 impl Embedded {
@@ -50,21 +65,19 @@ impl Embedded {
 /// Starts a Query replica: makes sure the default namespace exists, follows Metasrv's
 /// change stream into the catalog cache, and answers Flight SQL on `listen` over tables
 /// under `data_root` (a path or an object-store URI such as `s3://bucket/prefix`) until
-/// `shutdown` resolves. Returns the bound address, the engine and the server task.
+/// `shutdown` resolves. FILE bytes live on per-table stages under `stage_root` (default
+/// `<data_root>/stage`).
 ///
 /// # Errors
-/// Metasrv is unreachable or the port is taken.
+/// Metasrv is unreachable, the port is taken, or `stage_root` is not a stage URI.
 pub async fn start_query(
     client: MetasrvClient,
     data_root: &str,
+    stage_root: Option<&str>,
     key: TicketKey,
     listen: SocketAddr,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> anyhow::Result<(
-    SocketAddr,
-    Arc<Engine>,
-    tokio::task::JoinHandle<Result<(), QueryError>>,
-)> {
+) -> anyhow::Result<QueryReplica> {
     if let Err(e) = client
         .create_namespace(lake_query::sql::DEFAULT_NAMESPACE)
         .await
@@ -73,13 +86,28 @@ pub async fn start_query(
         return Err(e).context("creating the default namespace at Metasrv");
     }
     let catalog = Catalog::start(client.clone(), CACHE_LEASE_MS).await?;
-    let engine = Arc::new(Engine::new(catalog, client, data_root, key));
+    let mut engine = Engine::new(catalog, client, data_root, key);
+    if let Some(root) = stage_root {
+        engine = engine.with_stage_root(root)?;
+    }
+    let engine = Arc::new(engine);
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("binding Flight SQL on {listen}"))?;
-    let flight_addr = listener.local_addr()?;
-    let server = tokio::spawn(lake_query::serve(engine.clone(), listener, shutdown));
-    Ok((flight_addr, engine, server))
+    let addr = listener.local_addr()?;
+    let received = Arc::new(AtomicU64::new(0));
+    let server = tokio::spawn(lake_query::serve(
+        engine.clone(),
+        listener,
+        received.clone(),
+        shutdown,
+    ));
+    Ok(QueryReplica {
+        addr,
+        engine,
+        received,
+        server,
+    })
 }
 
 /// Reads the ticket key from `path`, creating a random one (mode 0600) when the file does
@@ -165,14 +193,14 @@ pub async fn start(
     let client = MetasrvClient::connect(&format!("http://{metasrv_addr}")).await?;
     let key = ticket_key(&data_dir.join("ticket.key"))?;
     let data_root = data_dir.to_string_lossy().to_string();
-    let (flight_addr, engine, server) =
-        start_query(client, &data_root, key, listen, shutdown).await?;
-    tracing::info!(%flight_addr, data_dir = %data_dir.display(), "lake serve: Flight SQL listening");
+    let replica = start_query(client, &data_root, None, key, listen, shutdown).await?;
+    tracing::info!(flight_addr = %replica.addr, data_dir = %data_dir.display(), "lake serve: Flight SQL listening");
     Ok(Embedded {
-        flight_addr,
-        engine,
+        flight_addr: replica.addr,
+        engine: replica.engine,
+        query_received: replica.received,
         metasrv,
-        server,
+        server: replica.server,
     })
 }
 

@@ -70,6 +70,11 @@ enum Command {
         #[command(subcommand)]
         command: MetaCommand,
     },
+    /// Large objects on a table's managed stage: upload, download, presigned URLs.
+    File {
+        #[command(subcommand)]
+        command: FileCommand,
+    },
     /// Append a Parquet or CSV file to a table (created from the file's schema if absent).
     Ingest {
         /// Flight SQL endpoint of a Query replica.
@@ -83,6 +88,64 @@ enum Command {
         #[arg(long)]
         operation_id: Option<String>,
     },
+}
+
+#[derive(Subcommand)]
+enum FileCommand {
+    /// Upload a local file straight to the table's managed stage (the Query replica only
+    /// tells where the stage is) and print its FILE value, for a row. Content-addressed:
+    /// bytes already on the stage are not sent again. An interrupted upload to S3 resumes
+    /// from its checkpoint when run again.
+    Put {
+        /// Flight SQL endpoint of a Query replica.
+        #[arg(long, env = "LAKE_ENDPOINT", default_value = "http://127.0.0.1:50051")]
+        endpoint: String,
+        /// Table: lake.namespace.table or namespace.table.
+        table: String,
+        /// The file to upload.
+        path: PathBuf,
+        /// IANA media type (default: guessed from the file name, else
+        /// application/octet-stream).
+        #[arg(long)]
+        media_type: Option<String>,
+        /// Output: `text` (the FILE value as JSON plus a summary on stderr) or `json`
+        /// (one JSON object with the FILE value and what the upload did).
+        #[arg(long, value_enum, default_value_t = FileFormat::Text)]
+        format: FileFormat,
+        /// Part size in MiB (5 to 512); memory is about part size × concurrency.
+        #[arg(long, default_value_t = 16)]
+        part_size_mib: usize,
+        /// Parts in flight (1 to 64).
+        #[arg(long, default_value_t = 4)]
+        concurrency: usize,
+        /// Do not keep a resume checkpoint.
+        #[arg(long)]
+        no_resume: bool,
+    },
+    /// Download a FILE by its URI (as `put` printed it) to a local path, verified: size and
+    /// SHA-256 must match the content address, else nothing is written.
+    Get {
+        /// The FILE URI: <stage>/sha256/<sha256>.
+        uri: String,
+        /// Where to write it.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Print a presigned GET URL for a FILE, for clients without storage credentials
+    /// (S3 stages only).
+    Url {
+        /// The FILE URI: <stage>/sha256/<sha256>.
+        uri: String,
+        /// Lifetime in seconds (1 to 604800).
+        #[arg(long, default_value_t = 3600)]
+        expires_secs: u64,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FileFormat {
+    Text,
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -207,6 +270,7 @@ fn main() -> anyhow::Result<()> {
                 file,
                 operation_id,
             } => ingest(&endpoint, &table, &file, operation_id).await,
+            Command::File { command } => file_command(command).await,
         }
     })
 }
@@ -221,20 +285,28 @@ fn print_batches(batches: &[RecordBatch], format: Format) -> anyhow::Result<()> 
     use std::io::Write;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    // FILE values read as `uri (size, media type, sha256:…)` in tables and CSV; JSON
+    // keeps their fields.
+    let readable = || -> anyhow::Result<Vec<RecordBatch>> {
+        Ok(batches
+            .iter()
+            .map(lake_sdk::file::readable)
+            .collect::<Result<_, _>>()?)
+    };
     match format {
         Format::Table => {
             writeln!(
                 out,
                 "{}",
-                arrow::util::pretty::pretty_format_batches(batches)?
+                arrow::util::pretty::pretty_format_batches(&readable()?)?
             )?;
         }
         Format::Csv => {
             let mut writer = arrow::csv::WriterBuilder::new()
                 .with_header(true)
                 .build(&mut out);
-            for batch in batches {
-                writer.write(batch)?;
+            for batch in readable()? {
+                writer.write(&batch)?;
             }
         }
         Format::Json => {
@@ -246,6 +318,120 @@ fn print_batches(batches: &[RecordBatch], format: Format) -> anyhow::Result<()> 
         }
     }
     Ok(())
+}
+
+async fn file_command(command: FileCommand) -> anyhow::Result<()> {
+    match command {
+        FileCommand::Put {
+            endpoint,
+            table,
+            path,
+            media_type,
+            format,
+            part_size_mib,
+            concurrency,
+            no_resume,
+        } => {
+            let media_type = media_type.unwrap_or_else(|| {
+                mime_guess::from_path(&path)
+                    .first_or_octet_stream()
+                    .essence_str()
+                    .to_string()
+            });
+            let mut lake = LakeClient::connect(&endpoint).await?;
+            let stage = lake.stage(&table).await?;
+            let bar = ProgressBar::new(0);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{msg:>9} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
+                )?
+                .progress_chars("=> "),
+            );
+            let progress_bar = bar.clone();
+            let mut options = lake_sdk::UploadOptions {
+                part_size: part_size_mib.saturating_mul(1 << 20),
+                concurrency,
+                progress: Some(Arc::new(move |p| match p {
+                    lake_sdk::stage::Progress::Hashing { done, total } => {
+                        progress_bar.set_message("hashing");
+                        progress_bar.set_length(total.unwrap_or(done));
+                        progress_bar.set_position(done);
+                    }
+                    lake_sdk::stage::Progress::Uploading { done, total }
+                    | lake_sdk::stage::Progress::Downloading { done, total } => {
+                        progress_bar.set_message("uploading");
+                        progress_bar.set_length(total);
+                        progress_bar.set_position(done);
+                    }
+                })),
+                ..Default::default()
+            };
+            if no_resume {
+                options.checkpoint_dir = None;
+            }
+            let uploaded = stage.upload_path(&path, &media_type, &options).await;
+            bar.finish_and_clear();
+            let uploaded = uploaded?;
+            match format {
+                FileFormat::Json => {
+                    let mut json = serde_json::to_value(&uploaded.file)?;
+                    json["deduplicated"] = uploaded.deduplicated.into();
+                    json["resumed_parts"] = uploaded.resumed_parts.into();
+                    json["sent_parts"] = uploaded.sent_parts.into();
+                    println!("{json}");
+                }
+                FileFormat::Text => {
+                    println!("{}", serde_json::to_string(&uploaded.file)?);
+                    eprintln!(
+                        "lake: {} ({}) {} {}",
+                        path.display(),
+                        lake_sdk::file::human_size(uploaded.file.size),
+                        if uploaded.deduplicated {
+                            "was already on the stage at"
+                        } else {
+                            "uploaded to"
+                        },
+                        uploaded.file.uri
+                    );
+                }
+            }
+            Ok(())
+        }
+        FileCommand::Get { uri, out } => {
+            let (stage, file) = lake_sdk::Stage::stat(&uri).await?;
+            let bar = ProgressBar::new(file.size);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{msg:>9} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
+                )?
+                .progress_chars("=> "),
+            );
+            bar.set_message("reading");
+            let progress_bar = bar.clone();
+            let progress: lake_sdk::stage::ProgressFn = Arc::new(move |p| {
+                if let lake_sdk::stage::Progress::Downloading { done, .. } = p {
+                    progress_bar.set_position(done);
+                }
+            });
+            let got = stage.download(&file, &out, Some(progress)).await;
+            bar.finish_and_clear();
+            got?;
+            eprintln!(
+                "lake: wrote {} ({}, sha256 verified)",
+                out.display(),
+                lake_sdk::file::human_size(file.size)
+            );
+            Ok(())
+        }
+        FileCommand::Url { uri, expires_secs } => {
+            let (stage, file) = lake_sdk::Stage::stat(&uri).await?;
+            let url = stage
+                .presigned_url(&file, Duration::from_secs(expires_secs))
+                .await?;
+            println!("{url}");
+            Ok(())
+        }
+    }
 }
 
 async fn ingest(

@@ -121,16 +121,17 @@ async fn an_append_whose_commit_answer_is_lost_lands_once_and_the_table_stays_re
     let data = dir.path().join("tables");
     std::fs::create_dir_all(&data).expect("data dir");
     let key = TicketKey::new(&[7; 32]).expect("key");
-    let (flight, _engine, _server) = lake::embedded::start_query(
+    let replica = lake::embedded::start_query(
         client,
         &data.to_string_lossy(),
+        None,
         key,
         "127.0.0.1:0".parse().expect("addr"),
         std::future::pending(),
     )
     .await
     .expect("query replica");
-    let mut lake = LakeClient::connect(&format!("http://{flight}"))
+    let mut lake = LakeClient::connect(&format!("http://{}", replica.addr))
         .await
         .expect("sdk");
     lake.sql("CREATE TABLE t (id BIGINT)")

@@ -91,6 +91,8 @@ pub struct Metasrv {
     events: broadcast::Sender<ChangeEvent>,
     store: Arc<dyn EventStore>,
     requests: Arc<AtomicU64>,
+    /// Bytes read from accepted connections.
+    received: Arc<AtomicU64>,
     state: watch::Receiver<NodeState>,
     /// The leader's client, by address, for forwarding.
     leader_rpc: Arc<std::sync::Mutex<Option<LeaderRpc>>>,
@@ -130,6 +132,7 @@ impl Metasrv {
             events: events.clone(),
             store: store.clone(),
             requests: Arc::new(AtomicU64::new(0)),
+            received: Arc::new(AtomicU64::new(0)),
             state,
             leader_rpc: Arc::new(std::sync::Mutex::new(None)),
         };
@@ -214,6 +217,11 @@ impl Metasrv {
         self.requests.load(Ordering::Relaxed)
     }
 
+    /// Bytes read so far from connections this node accepted (see [`incoming`]).
+    pub fn bytes_received(&self) -> u64 {
+        self.received.load(Ordering::Relaxed)
+    }
+
     /// Serves the gRPC API on `listener` until `shutdown` resolves.
     ///
     /// # Errors
@@ -223,7 +231,7 @@ impl Metasrv {
         listener: tokio::net::TcpListener,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> Result<(), MetasrvError> {
-        let incoming = incoming(listener);
+        let incoming = incoming(listener, self.received.clone());
         let requests = self.requests.clone();
         let count = move |request: Request<()>| {
             requests.fetch_add(1, Ordering::Relaxed);
@@ -779,8 +787,89 @@ impl Driver {
 /// it binds itself; without it, Nagle's algorithm holds a reply's HEADERS, DATA and
 /// trailers frames until the peer's delayed ACK (about 40 ms per call on Linux). Both
 /// Metasrv and the Query replica's Flight SQL server accept through this.
-pub fn incoming(listener: tokio::net::TcpListener) -> tonic::transport::server::TcpIncoming {
-    tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true))
+///
+/// Every byte read from these connections (HTTP/2 frames of requests, headers included)
+/// is added to `received`: how the tests prove that FILE bytes never pass through a
+/// server.
+pub fn incoming(
+    listener: tokio::net::TcpListener,
+    received: Arc<AtomicU64>,
+) -> impl Stream<Item = std::io::Result<Counted>> + Send + 'static {
+    use futures::StreamExt as _;
+    tonic::transport::server::TcpIncoming::from(listener)
+        .with_nodelay(Some(true))
+        .map(move |accepted| {
+            accepted.map(|stream| Counted {
+                stream,
+                received: received.clone(),
+            })
+        })
+}
+
+/// An accepted TCP connection that counts the bytes read from it.
+pub struct Counted {
+    stream: tokio::net::TcpStream,
+    received: Arc<AtomicU64>,
+}
+
+impl tokio::io::AsyncRead for Counted {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.stream).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = &polled {
+            let read = (buf.filled().len() - before) as u64;
+            self.received.fetch_add(read, Ordering::Relaxed);
+        }
+        polled
+    }
+}
+
+impl tokio::io::AsyncWrite for Counted {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+impl tonic::transport::server::Connected for Counted {
+    type ConnectInfo = tonic::transport::server::TcpConnectInfo;
+
+    fn connect_info(&self) -> Self::ConnectInfo {
+        self.stream.connect_info()
+    }
 }
 
 /// `request` marked as forwarded, for the leader.

@@ -258,6 +258,8 @@ fn random_operation_id() -> String {
 pub struct Engine {
     catalog: Arc<Catalog>,
     datasets: Arc<Datasets>,
+    /// Where table stages live (URI, no trailing `/`): table `id`'s is `<stage_root>/<id>`.
+    stage_root: String,
     metasrv: MetasrvClient,
     key: TicketKey,
     runtime: Arc<RuntimeEnv>,
@@ -273,14 +275,126 @@ impl Engine {
         key: TicketKey,
     ) -> Self {
         let target_partitions = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let root = data_root.trim_end_matches('/');
+        let stage_root = if root.contains("://") {
+            format!("{root}/stage")
+        } else {
+            format!("file://{root}/stage")
+        };
         Self {
             datasets: Arc::new(Datasets::new(data_root, metasrv.clone())),
+            stage_root,
             catalog,
             metasrv,
             key,
             runtime: Arc::new(RuntimeEnv::default()),
             target_partitions,
         }
+    }
+
+    /// Puts table stages under `root` (`s3://bucket/prefix`, `file:///path` or an absolute
+    /// path) instead of `<data root>/stage`.
+    ///
+    /// # Errors
+    /// [`QueryError::InvalidArgument`] when `root` is not a stage URI.
+    pub fn with_stage_root(mut self, root: &str) -> Result<Self, QueryError> {
+        let stage = lake_sdk::Stage::open(root)
+            .map_err(|e| QueryError::InvalidArgument(format!("stage root: {e}")))?;
+        self.stage_root = stage.uri().to_string();
+        Ok(self)
+    }
+
+    /// The URI of `meta`'s managed stage: `<stage root>/<table id>`.
+    pub fn stage_uri(&self, meta: &TableMeta) -> String {
+        format!("{}/{}", self.stage_root, meta.id)
+    }
+
+    /// What a client needs to know about `namespace.name`: id, schema, stage URI.
+    ///
+    /// # Errors
+    /// [`QueryError::NotFound`] naming the tables that exist.
+    pub fn describe_table(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<lake_sdk::wire::TableDescription, QueryError> {
+        let meta = self.table_meta(namespace, name)?;
+        Ok(lake_sdk::wire::TableDescription {
+            stage_uri: self.stage_uri(&meta),
+            namespace: meta.namespace,
+            table: meta.name,
+            table_id: meta.id,
+            schema_ipc: meta.schema_ipc,
+        })
+    }
+
+    /// Refuses rows whose FILE values are not on `meta`'s stage as they say: each value's
+    /// URI must be the stage's object for its sha256, and that object must exist with its
+    /// size (one HEAD per distinct value, 16 at a time; no object bytes are read).
+    async fn check_files(
+        &self,
+        meta: &TableMeta,
+        schema: &Schema,
+        batches: &[RecordBatch],
+    ) -> Result<(), QueryError> {
+        let columns: Vec<(usize, String)> = schema
+            .fields()
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| lake_sdk::file::is_file_field(f))
+            .map(|(i, f)| (i, f.name().clone()))
+            .collect();
+        if columns.is_empty() {
+            return Ok(());
+        }
+        let mut files: BTreeMap<(String, u64, String), String> = BTreeMap::new();
+        for batch in batches {
+            for (index, name) in &columns {
+                let values = lake_sdk::file::file_refs(batch.column(*index).as_ref())
+                    .map_err(|e| QueryError::InvalidArgument(format!("column {name}: {e}")))?;
+                for file in values.into_iter().flatten() {
+                    files
+                        .entry((file.uri, file.size, file.sha256))
+                        .or_insert_with(|| name.clone());
+                }
+            }
+        }
+        if files.is_empty() {
+            return Ok(());
+        }
+        let stage = lake_sdk::Stage::open(&self.stage_uri(meta))
+            .map_err(|e| QueryError::Execution(format!("stage of {}: {e}", meta.name)))?;
+        let table = format!("{LAKE_CATALOG}.{}.{}", meta.namespace, meta.name);
+        let checks: Vec<_> = files
+            .into_iter()
+            .map(|((uri, size, sha256), column)| {
+                let stage = stage.clone();
+                let table = table.clone();
+                async move {
+                    let file = lake_sdk::FileRef {
+                        uri,
+                        size,
+                        sha256,
+                        // Not part of what the stage can confirm.
+                        media_type: "application/octet-stream".into(),
+                        uploaded_at_ms: 0,
+                    };
+                    stage.check(&file).await.map_err(|e| match e {
+                        lake_sdk::SdkError::Storage { .. } => {
+                            QueryError::Execution(format!("checking FILE values of {table}: {e}"))
+                        }
+                        other => QueryError::InvalidArgument(format!(
+                            "append to {table} refused: column {column}: {other}"
+                        )),
+                    })
+                }
+            })
+            .collect();
+        futures::stream::iter(checks)
+            .buffer_unordered(16)
+            .try_collect::<Vec<()>>()
+            .await?;
+        Ok(())
     }
 
     /// The replica's catalog cache.
@@ -301,7 +415,17 @@ impl Engine {
             .with_target_partitions(self.target_partitions)
             // VARCHAR is Utf8, as Flight SQL clients send it, not Utf8View.
             .set_bool("datafusion.sql_parser.map_string_types_to_utf8view", false);
-        SessionContext::new_with_config_rt(config, self.runtime.clone())
+        let state = datafusion::execution::SessionStateBuilder::new()
+            .with_config(config)
+            .with_runtime_env(self.runtime.clone())
+            .with_default_features()
+            .with_type_planner(Arc::new(crate::files::FileTypePlanner))
+            .build();
+        let ctx = SessionContext::new_with_state(state);
+        for function in crate::files::functions() {
+            ctx.register_udf(function);
+        }
+        ctx
     }
 
     /// Resolves the pins of `parsed` (or checks the given ones) against the catalog cache
@@ -701,7 +825,8 @@ impl Engine {
                 let (namespace, name) = sql::lake_table(&create.name).ok_or_else(|| {
                     QueryError::Unsupported(format!("cannot create {}", create.name))
                 })?;
-                let schema: SchemaRef = Arc::new(create.input.schema().as_arrow().clone());
+                // Columns declared FILE plan as the FILE storage struct: mark them FILE.
+                let schema = crate::files::mark_file_columns(create.input.schema().as_arrow());
                 let rows = match create.input.as_ref() {
                     LogicalPlan::EmptyRelation(_) => Vec::new(),
                     input => {
@@ -773,6 +898,16 @@ impl Engine {
             .metasrv
             .create_table(namespace, name, schema_to_ipc(&schema)?)
             .await?;
+        // FILE values in the first rows (CREATE TABLE … AS SELECT, ingest) must be on the
+        // new table's stage, so only content already uploaded there can be referenced.
+        if let Err(e) = self.check_files(&meta, &schema, &rows).await {
+            if !rows.is_empty()
+                && let Err(undo) = self.metasrv.drop_table(namespace, name).await
+            {
+                tracing::warn!(error = %undo, table = %format!("{namespace}.{name}"), "could not drop a table whose first rows were refused");
+            }
+            return Err(e);
+        }
         // The first version holds the schema (and the rows of CREATE TABLE … AS SELECT).
         // If Lance refuses it, take the registration back: no half-made table remains.
         let committed = match self.datasets.append(&meta, schema, rows, None).await {
@@ -805,6 +940,7 @@ impl Engine {
         let schema = Arc::new(schema_from_ipc(&meta.schema_ipc)?);
         let table = format!("{}.{}", meta.namespace, meta.name);
         let batches = conform(&table, &schema, batches)?;
+        self.check_files(meta, &schema, &batches).await?;
         let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
         let id = operation_id.unwrap_or_else(random_operation_id);
         let operation = Some((id, payload_digest(&schema, &batches)?));

@@ -29,7 +29,10 @@ use arrow_flight::{
     PutResult, SchemaAsIpc, Ticket,
 };
 use futures::{Stream, StreamExt, TryStreamExt};
-use lake_sdk::wire::{AppendResult, CommandAppend, INGEST_OPERATION_ID_OPTION};
+use lake_sdk::wire::{
+    ACTION_DESCRIBE_TABLE, ActionDescribeTableRequest, AppendResult, CommandAppend,
+    INGEST_OPERATION_ID_OPTION,
+};
 use prost::Message;
 use tonic::{Request, Response, Status, Streaming};
 
@@ -533,6 +536,36 @@ impl FlightSqlService for LakeFlightService {
     ) -> Result<(), Status> {
         // Handles are stateless: nothing to release.
         Ok(())
+    }
+
+    async fn do_action_fallback(
+        &self,
+        request: Request<arrow_flight::Action>,
+    ) -> Result<Response<<Self as FlightService>::DoActionStream>, Status> {
+        let action = request.into_inner();
+        if action.r#type != ACTION_DESCRIBE_TABLE {
+            return Err(Status::invalid_argument(format!(
+                "unknown action {:?}; actions: CreatePreparedStatement, ClosePreparedStatement, {ACTION_DESCRIBE_TABLE}",
+                action.r#type
+            )));
+        }
+        let request = ActionDescribeTableRequest::decode(action.body.as_ref()).map_err(|e| {
+            Status::invalid_argument(format!("malformed ActionDescribeTableRequest: {e}"))
+        })?;
+        let description = self
+            .engine
+            .describe_table(&request.namespace, &request.table)?;
+        let result = arrow_flight::Result::new(description.encode_to_vec());
+        Ok(Response::new(Box::pin(futures::stream::iter([Ok(result)]))))
+    }
+
+    async fn list_custom_actions(&self) -> Option<Vec<Result<arrow_flight::ActionType, Status>>> {
+        Some(vec![Ok(arrow_flight::ActionType {
+            r#type: ACTION_DESCRIBE_TABLE.into(),
+            description: "Describe a Lake table: id, schema and managed stage URI \
+                (body: lake.v1.ActionDescribeTableRequest; result: lake.v1.TableDescription)"
+                .into(),
+        })])
     }
 
     async fn register_sql_info(&self, _id: i32, _result: &SqlInfo) {}

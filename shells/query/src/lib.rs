@@ -11,6 +11,7 @@ pub mod catalog;
 pub mod dataset;
 pub mod engine;
 mod error;
+pub mod files;
 pub mod flight;
 pub mod scan;
 pub mod sql;
@@ -23,17 +24,19 @@ pub use error::QueryError;
 pub use flight::LakeFlightService;
 pub use ticket::TicketKey;
 
-/// Serves Flight SQL for `engine` on `listener` until `shutdown` resolves.
+/// Serves Flight SQL for `engine` on `listener` until `shutdown` resolves, adding every
+/// byte read from client connections to `received`.
 ///
 /// # Errors
 /// [`QueryError::Execution`] when the transport fails.
 pub async fn serve(
     engine: Arc<Engine>,
     listener: tokio::net::TcpListener,
+    received: Arc<std::sync::atomic::AtomicU64>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), QueryError> {
     let service = LakeFlightService::new(engine)?;
-    let incoming = lake_metasrv::server::incoming(listener);
+    let incoming = lake_metasrv::server::incoming(listener, received);
     tonic::transport::Server::builder()
         .add_service(service.into_server())
         .serve_with_incoming_shutdown(incoming, shutdown)

@@ -1,0 +1,1107 @@
+//! A table's managed stage: the object-store prefix that holds the bytes of its FILE values.
+//!
+//! Objects are content-addressed: the bytes with SHA-256 `h` live at `<stage>/sha256/<h>`,
+//! so a retried or repeated upload of the same bytes stores them once, and the key itself
+//! says what a read must hash to. The SDK reaches the stage with object_store, directly:
+//! Query replicas and Metasrv never carry a FILE byte.
+//!
+//! * Uploads hash the source first (one local read), skip bytes the stage already holds,
+//!   then stream them in parts of [`UploadOptions::part_size`] bytes with at most
+//!   [`UploadOptions::concurrency`] parts in flight, so memory stays at about
+//!   `part_size × concurrency` whatever the file size.
+//! * On stores with a multipart API (S3 and S3-compatible servers: object_store's
+//!   `MultipartStore`), the upload id and every completed part are written to a local
+//!   checkpoint; after a crash, the same upload resumes and sends only the missing parts.
+//!   An unfinished multipart upload is never visible as an object. On the local filesystem
+//!   an upload is written to a temporary file and renamed into place when complete; an
+//!   interrupted one starts again.
+//! * Reads verify: a full read checks size and SHA-256 at the end and fails rather than
+//!   return bytes that do not match; ranged reads check their length.
+//!
+//! Stage URIs: `s3://bucket/prefix` (credentials and endpoint from the `AWS_*` environment
+//! variables, as object_store's `AmazonS3Builder::from_env` reads them) or `file:///path`.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path as FsPath, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
+use object_store::aws::{AmazonS3, AmazonS3Builder};
+use object_store::local::LocalFileSystem;
+use object_store::multipart::{MultipartStore, PartId};
+use object_store::path::Path;
+use object_store::signer::Signer;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::SdkError;
+use crate::file::{FileRef, is_sha256_hex, validate_media_type};
+
+/// Default part size of multipart uploads: 16 MiB.
+pub const PART_SIZE_DEFAULT: usize = 16 << 20;
+/// Smallest part size accepted: 5 MiB, the S3 minimum for every part but the last.
+pub const PART_SIZE_MIN: usize = 5 << 20;
+/// Largest part size accepted: 512 MiB (memory is about part size × concurrency).
+pub const PART_SIZE_MAX: usize = 512 << 20;
+/// Most parts of one upload (the S3 limit).
+pub const PARTS_MAX: u64 = 10_000;
+/// Default parts in flight.
+pub const CONCURRENCY_DEFAULT: usize = 4;
+/// Longest presigned URL lifetime: 7 days, the S3 SigV4 limit.
+pub const PRESIGN_MAX: Duration = Duration::from_secs(7 * 24 * 3600);
+/// Size of local reads while hashing, in bytes.
+const READ_CHUNK: usize = 1 << 20;
+
+/// What an upload is doing, for progress bars: `done` of `total` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// Reading the source to compute its SHA-256 (and spooling a reader to disk).
+    Hashing { done: u64, total: Option<u64> },
+    /// Sending parts to the stage (resumed parts count as done from the start).
+    Uploading { done: u64, total: u64 },
+    /// Receiving bytes from the stage.
+    Downloading { done: u64, total: u64 },
+}
+
+/// A progress callback.
+pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// How an upload runs.
+#[derive(Clone)]
+pub struct UploadOptions {
+    /// Bytes per part, [`PART_SIZE_MIN`]..=[`PART_SIZE_MAX`]; default [`PART_SIZE_DEFAULT`].
+    pub part_size: usize,
+    /// Parts in flight, 1..=64; default [`CONCURRENCY_DEFAULT`].
+    pub concurrency: usize,
+    /// Where resumable uploads keep their checkpoints; `None` disables resuming. Default:
+    /// `$LAKE_UPLOAD_DIR`, else `$XDG_CACHE_HOME/lake/uploads`, else
+    /// `$HOME/.cache/lake/uploads`.
+    pub checkpoint_dir: Option<PathBuf>,
+    /// Called as bytes are hashed and sent.
+    pub progress: Option<ProgressFn>,
+}
+
+impl Default for UploadOptions {
+    fn default() -> Self {
+        let dir = std::env::var_os("LAKE_UPLOAD_DIR")
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("XDG_CACHE_HOME")
+                    .map(|d| PathBuf::from(d).join("lake").join("uploads"))
+            })
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .map(|d| PathBuf::from(d).join(".cache").join("lake").join("uploads"))
+            });
+        Self {
+            part_size: PART_SIZE_DEFAULT,
+            concurrency: CONCURRENCY_DEFAULT,
+            checkpoint_dir: dir,
+            progress: None,
+        }
+    }
+}
+
+impl UploadOptions {
+    fn validate(&self) -> Result<(), SdkError> {
+        if !(PART_SIZE_MIN..=PART_SIZE_MAX).contains(&self.part_size) {
+            return Err(SdkError::InvalidArgument(format!(
+                "part size {} bytes is outside {PART_SIZE_MIN}..={PART_SIZE_MAX} (5 MiB to 512 MiB)",
+                self.part_size
+            )));
+        }
+        if !(1..=64).contains(&self.concurrency) {
+            return Err(SdkError::InvalidArgument(format!(
+                "concurrency {} is outside 1..=64",
+                self.concurrency
+            )));
+        }
+        Ok(())
+    }
+
+    fn report(&self, progress: Progress) {
+        if let Some(f) = &self.progress {
+            f(progress);
+        }
+    }
+}
+
+/// The outcome of an upload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Uploaded {
+    /// The FILE value to put in a row.
+    pub file: FileRef,
+    /// The stage already held these bytes: nothing was sent.
+    pub deduplicated: bool,
+    /// Parts of an earlier, interrupted upload that were not sent again.
+    pub resumed_parts: u64,
+    /// Parts sent by this call.
+    pub sent_parts: u64,
+}
+
+/// A checkpoint of a resumable multipart upload, as JSON in the checkpoint directory.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Checkpoint {
+    /// The object URI being written.
+    uri: String,
+    size: u64,
+    part_size: usize,
+    upload_id: String,
+    /// Completed parts: index → the store's part id (S3 ETag).
+    parts: BTreeMap<usize, String>,
+}
+
+/// The backend of a stage.
+#[derive(Clone)]
+enum Backend {
+    S3(Arc<AmazonS3>),
+    Local(Arc<LocalFileSystem>),
+}
+
+/// A managed stage (see the module docs).
+#[derive(Clone)]
+pub struct Stage {
+    backend: Backend,
+    /// Canonical stage URI without trailing `/`.
+    uri: String,
+    /// Scheme and authority (`s3://bucket`, `file://`) that object paths are joined onto.
+    base: String,
+    prefix: Path,
+}
+
+impl std::fmt::Debug for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stage").field("uri", &self.uri).finish()
+    }
+}
+
+fn storage(uri: &str, e: impl std::fmt::Display) -> SdkError {
+    SdkError::Storage {
+        uri: uri.to_string(),
+        message: e.to_string(),
+    }
+}
+
+fn io(path: &FsPath, e: impl std::fmt::Display) -> SdkError {
+    SdkError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+impl Stage {
+    /// Opens the stage at `uri`: `s3://bucket/prefix`, `file:///absolute/path`, or an
+    /// absolute path.
+    ///
+    /// # Errors
+    /// [`SdkError::InvalidArgument`] for another scheme or a relative path;
+    /// [`SdkError::Storage`] when object_store cannot configure the store (e.g. no region).
+    pub fn open(uri: &str) -> Result<Self, SdkError> {
+        let uri = uri.trim_end_matches('/');
+        if let Some(rest) = uri
+            .strip_prefix("s3://")
+            .or_else(|| uri.strip_prefix("s3a://"))
+        {
+            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            if bucket.is_empty() {
+                return Err(SdkError::InvalidArgument(format!(
+                    "stage {uri:?} names no bucket: use s3://bucket/prefix"
+                )));
+            }
+            let store = AmazonS3Builder::from_env()
+                .with_bucket_name(bucket)
+                .build()
+                .map_err(|e| storage(uri, e))?;
+            return Ok(Self {
+                backend: Backend::S3(Arc::new(store)),
+                uri: format!("s3://{bucket}/{prefix}")
+                    .trim_end_matches('/')
+                    .to_string(),
+                base: format!("s3://{bucket}"),
+                prefix: Path::parse(prefix).map_err(|e| storage(uri, e))?,
+            });
+        }
+        let path = match uri.strip_prefix("file://") {
+            Some(path) => path,
+            None if uri.contains("://") => {
+                return Err(SdkError::InvalidArgument(format!(
+                    "stage {uri:?} has an unsupported scheme: use s3://bucket/prefix or file:///path"
+                )));
+            }
+            None => uri,
+        };
+        if !path.starts_with('/') {
+            return Err(SdkError::InvalidArgument(format!(
+                "stage {uri:?} is not an absolute path"
+            )));
+        }
+        Ok(Self {
+            backend: Backend::Local(Arc::new(LocalFileSystem::new())),
+            uri: format!("file://{path}"),
+            base: "file://".into(),
+            prefix: Path::from_absolute_path(path).map_err(|e| storage(uri, e))?,
+        })
+    }
+
+    /// Opens the stage that holds `file`, from its URI.
+    ///
+    /// # Errors
+    /// [`SdkError::InvalidArgument`] when the URI is not `<stage>/sha256/<sha256>`; as
+    /// [`Self::open`].
+    pub fn for_file(file: &FileRef) -> Result<Self, SdkError> {
+        let stage = file
+            .uri
+            .strip_suffix(&file.sha256)
+            .and_then(|s| s.strip_suffix("/sha256/"))
+            .filter(|_| is_sha256_hex(&file.sha256))
+            .ok_or_else(|| {
+                SdkError::InvalidArgument(format!(
+                    "FILE uri {:?} is not a stage object <stage>/sha256/<the file's sha256>",
+                    file.uri
+                ))
+            })?;
+        Self::open(stage)
+    }
+
+    /// The stage and FILE value of the object at `uri` (`<stage>/sha256/<sha256>`): size
+    /// and modification time from one HEAD request, sha256 from the content address (what
+    /// a verified read checks), media type `application/octet-stream` (stages keep none).
+    ///
+    /// # Errors
+    /// [`SdkError::InvalidArgument`] for a URI that is not a stage object;
+    /// [`SdkError::NotFound`]; [`SdkError::Storage`].
+    pub async fn stat(uri: &str) -> Result<(Self, FileRef), SdkError> {
+        let sha256 = uri.rsplit('/').next().unwrap_or_default().to_string();
+        let mut file = FileRef {
+            uri: uri.to_string(),
+            size: 0,
+            sha256,
+            media_type: "application/octet-stream".into(),
+            uploaded_at_ms: 0,
+        };
+        let stage = Self::for_file(&file)?;
+        let key = stage.locate(&file)?;
+        match stage.store().head(&key).await {
+            Ok(meta) => {
+                file.size = meta.size;
+                file.uploaded_at_ms = meta.last_modified.timestamp_millis();
+            }
+            Err(object_store::Error::NotFound { .. }) => {
+                return Err(SdkError::NotFound(format!(
+                    "FILE {uri} is not on its stage"
+                )));
+            }
+            Err(e) => return Err(storage(uri, e)),
+        }
+        Ok((stage, file))
+    }
+
+    /// The stage URI (no trailing `/`).
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    fn store(&self) -> Arc<dyn ObjectStore> {
+        match &self.backend {
+            Backend::S3(s) => s.clone(),
+            Backend::Local(l) => l.clone(),
+        }
+    }
+
+    fn key(&self, sha256: &str) -> Path {
+        self.prefix.clone().join("sha256").join(sha256)
+    }
+
+    fn object_uri(&self, key: &Path) -> String {
+        match &self.backend {
+            Backend::S3(_) => format!("{}/{key}", self.base),
+            Backend::Local(_) => format!("file:///{key}"),
+        }
+    }
+
+    /// The key of `file` on this stage, after checking that its URI is this stage's
+    /// object for its sha256.
+    fn locate(&self, file: &FileRef) -> Result<Path, SdkError> {
+        file.validate().map_err(SdkError::InvalidArgument)?;
+        let key = self.key(&file.sha256);
+        let expected = self.object_uri(&key);
+        if file.uri != expected {
+            return Err(SdkError::InvalidArgument(format!(
+                "FILE uri {:?} is not on stage {} (its object for sha256 {} is {expected})",
+                file.uri, self.uri, file.sha256
+            )));
+        }
+        Ok(key)
+    }
+
+    /// Checks that `file` is on this stage as described: its URI is this stage's object
+    /// for its sha256 (the content address), and the object exists with `file.size` bytes.
+    /// One HEAD request; no object bytes are read.
+    ///
+    /// # Errors
+    /// [`SdkError::InvalidArgument`] naming what disagrees; [`SdkError::NotFound`] when
+    /// the object is absent; [`SdkError::Storage`] when the store fails.
+    pub async fn check(&self, file: &FileRef) -> Result<(), SdkError> {
+        let key = self.locate(file)?;
+        match self.store().head(&key).await {
+            Ok(meta) if meta.size == file.size => Ok(()),
+            Ok(meta) => Err(SdkError::InvalidArgument(format!(
+                "FILE {} has {} bytes on the stage but the value says {}",
+                file.uri, meta.size, file.size
+            ))),
+            Err(object_store::Error::NotFound { .. }) => Err(SdkError::NotFound(format!(
+                "FILE {} is not on the stage; upload it first (LakeClient::upload_file, lake file put)",
+                file.uri
+            ))),
+            Err(e) => Err(storage(&file.uri, e)),
+        }
+    }
+
+    /// Uploads the file at `path` (see the module docs) as `media_type`.
+    ///
+    /// # Errors
+    /// [`SdkError::Io`] reading `path`; [`SdkError::InvalidArgument`] for a bad media type
+    /// or options; [`SdkError::Storage`] when the store fails (the checkpoint, if any, is
+    /// kept so that a retry resumes).
+    pub async fn upload_path(
+        &self,
+        path: &FsPath,
+        media_type: &str,
+        options: &UploadOptions,
+    ) -> Result<Uploaded, SdkError> {
+        validate_media_type(media_type).map_err(SdkError::InvalidArgument)?;
+        options.validate()?;
+        let meta = std::fs::metadata(path).map_err(|e| io(path, e))?;
+        if !meta.is_file() {
+            return Err(io(path, "not a regular file"));
+        }
+        let (sha256, size) = hash_file(path, options).await?;
+        if size.div_ceil(options.part_size as u64) > PARTS_MAX {
+            return Err(SdkError::InvalidArgument(format!(
+                "{} bytes need more than {PARTS_MAX} parts of {} bytes; raise the part size",
+                size, options.part_size
+            )));
+        }
+        let key = self.key(&sha256);
+        let uri = self.object_uri(&key);
+        let file = |deduplicated, resumed_parts, sent_parts| Uploaded {
+            file: FileRef {
+                uri: uri.clone(),
+                size,
+                sha256: sha256.clone(),
+                media_type: media_type.to_string(),
+                uploaded_at_ms: now_ms(),
+            },
+            deduplicated,
+            resumed_parts,
+            sent_parts,
+        };
+        match self.store().head(&key).await {
+            Ok(existing) if existing.size == size => {
+                options.report(Progress::Uploading {
+                    done: size,
+                    total: size,
+                });
+                return Ok(file(true, 0, 0));
+            }
+            Ok(existing) => tracing::warn!(
+                uri,
+                stored = existing.size,
+                size,
+                "stage object has the wrong size; uploading it again"
+            ),
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(storage(&uri, e)),
+        }
+        let (resumed, sent) = match &self.backend {
+            Backend::S3(s3) if size > options.part_size as u64 => {
+                self.upload_resumable(s3.clone(), path, &key, &uri, size, options)
+                    .await?
+            }
+            _ => {
+                self.upload_streaming(path, &key, &uri, size, options)
+                    .await?
+            }
+        };
+        let stored = self
+            .store()
+            .head(&key)
+            .await
+            .map_err(|e| storage(&uri, e))?;
+        if stored.size != size {
+            return Err(SdkError::Corrupt {
+                uri,
+                message: format!("stored {} bytes, sent {size}", stored.size),
+            });
+        }
+        Ok(file(false, resumed, sent))
+    }
+
+    /// Uploads the bytes of `reader`: they are spooled to a temporary file in the
+    /// checkpoint directory (or the system temporary directory) while hashing, then sent
+    /// as by [`Self::upload_path`], so memory stays bounded. A reader cannot resume.
+    ///
+    /// # Errors
+    /// As [`Self::upload_path`].
+    pub async fn upload_reader(
+        &self,
+        mut reader: impl tokio::io::AsyncRead + Unpin,
+        media_type: &str,
+        options: &UploadOptions,
+    ) -> Result<Uploaded, SdkError> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        validate_media_type(media_type).map_err(SdkError::InvalidArgument)?;
+        let dir = options
+            .checkpoint_dir
+            .clone()
+            .unwrap_or_else(std::env::temp_dir);
+        std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+        let spool = tempfile::NamedTempFile::new_in(&dir).map_err(|e| io(&dir, e))?;
+        let mut out = tokio::fs::File::create(spool.path())
+            .await
+            .map_err(|e| io(spool.path(), e))?;
+        let mut buffer = vec![0u8; READ_CHUNK];
+        let mut done = 0u64;
+        loop {
+            let n = reader
+                .read(&mut buffer)
+                .await
+                .map_err(|e| io(FsPath::new("<reader>"), e))?;
+            if n == 0 {
+                break;
+            }
+            out.write_all(&buffer[..n])
+                .await
+                .map_err(|e| io(spool.path(), e))?;
+            done += n as u64;
+            options.report(Progress::Hashing { done, total: None });
+        }
+        out.flush().await.map_err(|e| io(spool.path(), e))?;
+        drop(out);
+        let options = UploadOptions {
+            checkpoint_dir: None,
+            ..options.clone()
+        };
+        self.upload_path(spool.path(), media_type, &options).await
+    }
+
+    /// Streams the file into a multipart upload through object_store's `WriteMultipart`
+    /// (a single PUT when it fits in one part). Not resumable.
+    async fn upload_streaming(
+        &self,
+        path: &FsPath,
+        key: &Path,
+        uri: &str,
+        size: u64,
+        options: &UploadOptions,
+    ) -> Result<(u64, u64), SdkError> {
+        let store = self.store();
+        if size <= options.part_size as u64 {
+            let bytes = tokio::fs::read(path).await.map_err(|e| io(path, e))?;
+            if bytes.len() as u64 != size {
+                return Err(io(path, "the file changed while it was being uploaded"));
+            }
+            store
+                .put(key, PutPayload::from(bytes))
+                .await
+                .map_err(|e| storage(uri, e))?;
+            options.report(Progress::Uploading {
+                done: size,
+                total: size,
+            });
+            return Ok((0, 1));
+        }
+        let upload = store
+            .put_multipart(key)
+            .await
+            .map_err(|e| storage(uri, e))?;
+        let mut writer = WriteMultipart::new_with_chunk_size(upload, options.part_size);
+        let sent = async {
+            let mut file = tokio::fs::File::open(path).await.map_err(|e| io(path, e))?;
+            let mut done = 0u64;
+            loop {
+                writer
+                    .wait_for_capacity(options.concurrency)
+                    .await
+                    .map_err(|e| storage(uri, e))?;
+                let chunk = read_up_to(&mut file, options.part_size)
+                    .await
+                    .map_err(|e| io(path, e))?;
+                if chunk.is_empty() {
+                    break;
+                }
+                done += chunk.len() as u64;
+                writer.put(chunk);
+                options.report(Progress::Uploading { done, total: size });
+            }
+            if done != size {
+                return Err(io(path, "the file changed while it was being uploaded"));
+            }
+            Ok(())
+        }
+        .await;
+        match sent {
+            Ok(()) => {
+                writer.finish().await.map_err(|e| storage(uri, e))?;
+                Ok((0, size.div_ceil(options.part_size as u64)))
+            }
+            Err(e) => {
+                if let Err(abort) = writer.abort().await {
+                    tracing::warn!(uri, error = %abort, "could not abort a failed upload");
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// A multipart upload whose id and completed parts are checkpointed, so that a crash
+    /// loses no sent part.
+    async fn upload_resumable(
+        &self,
+        s3: Arc<AmazonS3>,
+        path: &FsPath,
+        key: &Path,
+        uri: &str,
+        size: u64,
+        options: &UploadOptions,
+    ) -> Result<(u64, u64), SdkError> {
+        let part_size = options.part_size;
+        let parts = size.div_ceil(part_size as u64) as usize;
+        let checkpoint_path = options.checkpoint_dir.as_ref().map(|dir| {
+            let digest = hex(&Sha256::digest(uri.as_bytes()));
+            dir.join(format!("{}.json", &digest[..32]))
+        });
+        let resumed = checkpoint_path
+            .as_deref()
+            .and_then(|p| std::fs::read(p).ok())
+            .and_then(|bytes| serde_json::from_slice::<Checkpoint>(&bytes).ok())
+            .filter(|c| c.uri == uri && c.size == size && c.part_size == part_size);
+        let checkpoint = match resumed {
+            Some(c) => c,
+            None => {
+                let id = s3
+                    .create_multipart(key)
+                    .await
+                    .map_err(|e| storage(uri, e))?;
+                Checkpoint {
+                    uri: uri.to_string(),
+                    size,
+                    part_size,
+                    upload_id: id,
+                    parts: BTreeMap::new(),
+                }
+            }
+        };
+        let resumed_parts = checkpoint.parts.len() as u64;
+        if let Some(p) = &checkpoint_path {
+            save_checkpoint(p, &checkpoint)?;
+        }
+        let id = checkpoint.upload_id.clone();
+        let already: u64 = checkpoint
+            .parts
+            .keys()
+            .map(|&i| part_len(i, part_size, size))
+            .sum();
+        let todo: Vec<usize> = (0..parts)
+            .filter(|i| !checkpoint.parts.contains_key(i))
+            .collect();
+        let state = Arc::new(Mutex::new((checkpoint, already)));
+        options.report(Progress::Uploading {
+            done: already,
+            total: size,
+        });
+        let sent = futures::stream::iter(todo.iter().copied())
+            .map(|index| {
+                let s3 = s3.clone();
+                let state = state.clone();
+                let checkpoint_path = checkpoint_path.clone();
+                let id = id.clone();
+                async move {
+                    let offset = index as u64 * part_size as u64;
+                    let len = part_len(index, part_size, size);
+                    let bytes = read_at(path, offset, len).await?;
+                    let part = s3
+                        .put_part(key, &id, index, PutPayload::from(bytes))
+                        .await
+                        .map_err(|e| storage(uri, e))?;
+                    let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
+                    guard.0.parts.insert(index, part.content_id);
+                    guard.1 += len;
+                    if let Some(p) = &checkpoint_path {
+                        save_checkpoint(p, &guard.0)?;
+                    }
+                    options.report(Progress::Uploading {
+                        done: guard.1,
+                        total: size,
+                    });
+                    Ok::<_, SdkError>(())
+                }
+            })
+            .buffer_unordered(options.concurrency)
+            .try_collect::<Vec<()>>()
+            .await;
+        if let Err(e) = sent {
+            // Keep the checkpoint when there is one: a retry resumes. Without one the
+            // upload cannot resume, so abort it and leave nothing behind.
+            if checkpoint_path.is_none() {
+                let _ = s3.abort_multipart(key, &id).await;
+            }
+            return Err(e);
+        }
+        let completed: Vec<PartId> = {
+            let guard = state.lock().unwrap_or_else(|p| p.into_inner());
+            guard
+                .0
+                .parts
+                .values()
+                .map(|content_id| PartId {
+                    content_id: content_id.clone(),
+                })
+                .collect()
+        };
+        s3.complete_multipart(key, &id, completed)
+            .await
+            .map_err(|e| storage(uri, e))?;
+        if let Some(p) = &checkpoint_path {
+            let _ = std::fs::remove_file(p);
+        }
+        Ok((resumed_parts, todo.len() as u64))
+    }
+
+    /// Streams the bytes of `file`, checking at the end that exactly `file.size` bytes
+    /// hashing to `file.sha256` arrived; otherwise the stream's last item is
+    /// [`SdkError::Corrupt`].
+    ///
+    /// # Errors
+    /// As [`Self::check`], before any byte.
+    pub async fn open_file(
+        &self,
+        file: &FileRef,
+    ) -> Result<BoxStream<'static, Result<Bytes, SdkError>>, SdkError> {
+        let key = self.locate(file)?;
+        let result = match self.store().get(&key).await {
+            Ok(r) => r,
+            Err(object_store::Error::NotFound { .. }) => {
+                return Err(SdkError::NotFound(format!(
+                    "FILE {} is not on the stage",
+                    file.uri
+                )));
+            }
+            Err(e) => return Err(storage(&file.uri, e)),
+        };
+        let uri = file.uri.clone();
+        let expected = (file.size, file.sha256.clone());
+        let mut hasher = Some(Sha256::new());
+        let mut received = 0u64;
+        let bytes = result.into_stream().map_err({
+            let uri = uri.clone();
+            move |e| storage(&uri, e)
+        });
+        let end = futures::stream::once(async { Ok(Bytes::new()) });
+        Ok(bytes
+            .chain(end)
+            .filter_map(move |item| {
+                let out = match item {
+                    Ok(chunk) if chunk.is_empty() => {
+                        // The end marker: verify what arrived.
+                        let digest = hex(&hasher.take().unwrap_or_default().finalize());
+                        if received != expected.0 || digest != expected.1 {
+                            Some(Err(SdkError::Corrupt {
+                                uri: uri.clone(),
+                                message: format!(
+                                    "read {received} bytes with sha256 {digest}; the FILE value says {} bytes with sha256 {}",
+                                    expected.0, expected.1
+                                ),
+                            }))
+                        } else {
+                            None
+                        }
+                    }
+                    Ok(chunk) => {
+                        if let Some(h) = hasher.as_mut() {
+                            h.update(&chunk);
+                        }
+                        received += chunk.len() as u64;
+                        Some(Ok(chunk))
+                    }
+                    Err(e) => Some(Err(e)),
+                };
+                std::future::ready(out)
+            })
+            .boxed())
+    }
+
+    /// Bytes `range` (start inclusive, end exclusive, within `0..=file.size`) of `file`.
+    /// A range cannot be checked against the whole file's SHA-256; its length is checked.
+    ///
+    /// # Errors
+    /// [`SdkError::InvalidArgument`] for a range outside the file; as [`Self::check`].
+    pub async fn read_range(&self, file: &FileRef, range: Range<u64>) -> Result<Bytes, SdkError> {
+        let key = self.locate(file)?;
+        if range.start > range.end || range.end > file.size {
+            return Err(SdkError::InvalidArgument(format!(
+                "range {}..{} is outside FILE {} of {} bytes",
+                range.start, range.end, file.uri, file.size
+            )));
+        }
+        if range.is_empty() {
+            return Ok(Bytes::new());
+        }
+        let bytes = match self.store().get_range(&key, range.clone()).await {
+            Ok(b) => b,
+            Err(object_store::Error::NotFound { .. }) => {
+                return Err(SdkError::NotFound(format!(
+                    "FILE {} is not on the stage",
+                    file.uri
+                )));
+            }
+            Err(e) => return Err(storage(&file.uri, e)),
+        };
+        if bytes.len() as u64 != range.end - range.start {
+            return Err(SdkError::Corrupt {
+                uri: file.uri.clone(),
+                message: format!(
+                    "range {}..{} returned {} bytes",
+                    range.start,
+                    range.end,
+                    bytes.len()
+                ),
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// Writes `file` to `out`, verified: the bytes go to a temporary file beside `out`,
+    /// which is renamed to `out` only after size and SHA-256 match.
+    ///
+    /// # Errors
+    /// [`SdkError::Corrupt`] (and `out` untouched) when the stored bytes do not match; as
+    /// [`Self::open_file`]; [`SdkError::Io`] writing `out`.
+    pub async fn download(
+        &self,
+        file: &FileRef,
+        out: &FsPath,
+        progress: Option<ProgressFn>,
+    ) -> Result<(), SdkError> {
+        use tokio::io::AsyncWriteExt;
+        let mut stream = self.open_file(file).await?;
+        let dir = match out.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let partial = tempfile::NamedTempFile::new_in(&dir).map_err(|e| io(&dir, e))?;
+        let mut writer = tokio::fs::File::create(partial.path())
+            .await
+            .map_err(|e| io(partial.path(), e))?;
+        let mut done = 0u64;
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk?;
+            writer
+                .write_all(&chunk)
+                .await
+                .map_err(|e| io(partial.path(), e))?;
+            done += chunk.len() as u64;
+            if let Some(p) = &progress {
+                p(Progress::Downloading {
+                    done,
+                    total: file.size,
+                });
+            }
+        }
+        writer.flush().await.map_err(|e| io(partial.path(), e))?;
+        writer.sync_all().await.map_err(|e| io(partial.path(), e))?;
+        drop(writer);
+        partial.persist(out).map_err(|e| io(out, e.error))?;
+        Ok(())
+    }
+
+    /// A presigned GET URL for `file`, valid for `expires_in` (at most [`PRESIGN_MAX`]),
+    /// for clients without storage credentials (S3 SigV4 query signing, object_store
+    /// `Signer`).
+    ///
+    /// # Errors
+    /// [`SdkError::Unsupported`] on a local-filesystem stage; as [`Self::check`].
+    pub async fn presigned_url(
+        &self,
+        file: &FileRef,
+        expires_in: Duration,
+    ) -> Result<String, SdkError> {
+        let key = self.locate(file)?;
+        if expires_in.is_zero() || expires_in > PRESIGN_MAX {
+            return Err(SdkError::InvalidArgument(format!(
+                "a presigned URL lives 1 s to 7 days; {} s requested",
+                expires_in.as_secs()
+            )));
+        }
+        match &self.backend {
+            Backend::S3(s3) => s3
+                .signed_url(http::Method::GET, &key, expires_in)
+                .await
+                .map(|u| u.to_string())
+                .map_err(|e| storage(&file.uri, e)),
+            Backend::Local(_) => Err(SdkError::Unsupported(format!(
+                "stage {} is on the local filesystem, which cannot sign URLs; read it with credentials (lake file get)",
+                self.uri
+            ))),
+        }
+    }
+}
+
+/// Length of part `index` of a `size`-byte object in parts of `part_size`.
+fn part_len(index: usize, part_size: usize, size: u64) -> u64 {
+    let start = index as u64 * part_size as u64;
+    (size - start).min(part_size as u64)
+}
+
+fn save_checkpoint(path: &FsPath, checkpoint: &Checkpoint) -> Result<(), SdkError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    }
+    let tmp = path.with_extension("json.tmp");
+    let json = serde_json::to_vec(checkpoint).map_err(|e| io(path, e))?;
+    std::fs::write(&tmp, json).map_err(|e| io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| io(path, e))
+}
+
+/// SHA-256 (lowercase hex) and length of the file at `path`, read in 1 MiB chunks.
+async fn hash_file(path: &FsPath, options: &UploadOptions) -> Result<(String, u64), SdkError> {
+    let mut file = tokio::fs::File::open(path).await.map_err(|e| io(path, e))?;
+    let total = file.metadata().await.map_err(|e| io(path, e))?.len();
+    let mut hasher = Sha256::new();
+    let mut done = 0u64;
+    loop {
+        let chunk = read_up_to(&mut file, READ_CHUNK)
+            .await
+            .map_err(|e| io(path, e))?;
+        if chunk.is_empty() {
+            break;
+        }
+        hasher.update(&chunk);
+        done += chunk.len() as u64;
+        options.report(Progress::Hashing {
+            done,
+            total: Some(total),
+        });
+    }
+    Ok((hex(&hasher.finalize()), done))
+}
+
+/// Reads up to `len` bytes (fewer only at the end of the file).
+async fn read_up_to(file: &mut tokio::fs::File, len: usize) -> std::io::Result<Bytes> {
+    use tokio::io::AsyncReadExt;
+    let mut buffer = Vec::with_capacity(len);
+    let mut limited = file.take(len as u64);
+    while limited.read_buf(&mut buffer).await? > 0 {}
+    Ok(buffer.into())
+}
+
+/// `len` bytes of the file at `path` from `offset`.
+async fn read_at(path: &FsPath, offset: u64, len: u64) -> Result<Bytes, SdkError> {
+    use tokio::io::AsyncSeekExt;
+    let mut file = tokio::fs::File::open(path).await.map_err(|e| io(path, e))?;
+    file.seek(std::io::SeekFrom::Start(offset))
+        .await
+        .map_err(|e| io(path, e))?;
+    let bytes = read_up_to(&mut file, len as usize)
+        .await
+        .map_err(|e| io(path, e))?;
+    if bytes.len() as u64 != len {
+        return Err(io(path, "the file changed while it was being uploaded"));
+    }
+    Ok(bytes)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(dir: &FsPath) -> UploadOptions {
+        UploadOptions {
+            part_size: PART_SIZE_MIN,
+            concurrency: 2,
+            checkpoint_dir: Some(dir.join("checkpoints")),
+            progress: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn local_round_trip_dedup_range_and_corruption() {
+        let dir = tempfile::tempdir().unwrap();
+        let stage = Stage::open(&format!("{}/stage/7", dir.path().display())).unwrap();
+        // Larger than a part by a non-multiple.
+        let size = PART_SIZE_MIN * 2 + 12_345;
+        let bytes: Vec<u8> = (0..size).map(|i| (i * 31 % 251) as u8).collect();
+        let source = dir.path().join("weights.bin");
+        std::fs::write(&source, &bytes).unwrap();
+        let up = stage
+            .upload_path(&source, "application/octet-stream", &options(dir.path()))
+            .await
+            .unwrap();
+        assert!(!up.deduplicated);
+        assert_eq!(up.sent_parts, 3);
+        assert_eq!(up.file.size, size as u64);
+        assert_eq!(up.file.sha256, hex(&Sha256::digest(&bytes)));
+        assert_eq!(
+            up.file.uri,
+            format!(
+                "file://{}/stage/7/sha256/{}",
+                dir.path().display(),
+                up.file.sha256
+            )
+        );
+        stage.check(&up.file).await.unwrap();
+
+        let again = stage
+            .upload_path(&source, "application/octet-stream", &options(dir.path()))
+            .await
+            .unwrap();
+        assert!(again.deduplicated);
+        assert_eq!(again.sent_parts, 0);
+
+        let out = dir.path().join("out.bin");
+        Stage::for_file(&up.file)
+            .unwrap()
+            .download(&up.file, &out, None)
+            .await
+            .unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), bytes);
+        let range = stage.read_range(&up.file, 100..200).await.unwrap();
+        assert_eq!(&range[..], &bytes[100..200]);
+        assert!(
+            stage
+                .read_range(&up.file, 0..size as u64 + 1)
+                .await
+                .is_err()
+        );
+
+        // Flip one byte of the stored object: a full read fails, and `out` is untouched.
+        let stored = format!("{}/stage/7/sha256/{}", dir.path().display(), up.file.sha256);
+        let mut corrupted = bytes.clone();
+        corrupted[size / 2] ^= 0xff;
+        std::fs::write(&stored, &corrupted).unwrap();
+        let e = stage
+            .download(&up.file, &out, None)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sha256"), "{e}");
+        assert_eq!(std::fs::read(&out).unwrap(), bytes);
+    }
+
+    #[tokio::test]
+    async fn empty_files_and_readers_upload() {
+        let dir = tempfile::tempdir().unwrap();
+        let stage = Stage::open(&format!("file://{}/stage/1", dir.path().display())).unwrap();
+        let empty = dir.path().join("empty");
+        std::fs::write(&empty, b"").unwrap();
+        let up = stage
+            .upload_path(&empty, "text/plain", &options(dir.path()))
+            .await
+            .unwrap();
+        assert_eq!(up.file.size, 0);
+        assert_eq!(
+            up.file.sha256,
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        let read: Vec<Bytes> = stage
+            .open_file(&up.file)
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(read.iter().map(Bytes::len).sum::<usize>(), 0);
+
+        let text = b"hello, stage".to_vec();
+        let up = stage
+            .upload_reader(&text[..], "text/plain", &options(dir.path()))
+            .await
+            .unwrap();
+        assert_eq!(up.file.size, text.len() as u64);
+        let read: Vec<Bytes> = stage
+            .open_file(&up.file)
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(read.concat(), text);
+    }
+
+    #[tokio::test]
+    async fn bad_input_is_refused_with_a_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(Stage::open("relative/path").is_err());
+        assert!(Stage::open("gs://bucket/x").is_err());
+        let stage = Stage::open(&format!("{}/s", dir.path().display())).unwrap();
+        let source = dir.path().join("f");
+        std::fs::write(&source, b"x").unwrap();
+        let e = stage
+            .upload_path(&source, "nonsense", &options(dir.path()))
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("type/subtype"), "{e}");
+        let mut small = options(dir.path());
+        small.part_size = 1024;
+        assert!(
+            stage
+                .upload_path(&source, "text/plain", &small)
+                .await
+                .is_err()
+        );
+        let up = stage
+            .upload_path(&source, "text/plain", &options(dir.path()))
+            .await
+            .unwrap();
+        let mut elsewhere = up.file.clone();
+        elsewhere.uri = format!("file:///tmp/other/sha256/{}", up.file.sha256);
+        assert!(
+            stage
+                .check(&elsewhere)
+                .await
+                .unwrap_err()
+                .to_string()
+                .contains("not on stage")
+        );
+        let mut wrong_size = up.file.clone();
+        wrong_size.size = 2;
+        assert!(
+            stage
+                .check(&wrong_size)
+                .await
+                .unwrap_err()
+                .to_string()
+                .contains("bytes on the stage")
+        );
+        let mut missing = up.file.clone();
+        missing.sha256 = "0".repeat(64);
+        missing.uri = format!(
+            "file://{}/s/sha256/{}",
+            dir.path().display(),
+            missing.sha256
+        );
+        assert!(matches!(
+            stage.check(&missing).await,
+            Err(SdkError::NotFound(_))
+        ));
+        assert!(matches!(
+            stage.presigned_url(&up.file, Duration::from_secs(60)).await,
+            Err(SdkError::Unsupported(_))
+        ));
+    }
+}
