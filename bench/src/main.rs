@@ -13,12 +13,15 @@
 //!   against synced RocksDB writes/s on the same disk.
 //! - `point`: p50/p99 of a selective query on a warm replica, and Metasrv requests per query.
 //! - `memory`: peak RSS of the `lake serve` child during the TPC-H run (and during load).
+//! - `files`: upload and download of a `--file-mib` FILE through the SDK against a raw
+//!   object_store put and get of the same bytes, with each side's peak RSS.
 //!
 //! Writes `results.json`, `results.md` and `chart.png` to `--out`. The peers (DuckDB, ADBC,
 //! pylance, matplotlib) are installed from PyPI by `bench/requirements.txt` first, and driven
 //! by `bench/peers.py`.
 
 mod child;
+mod files;
 mod report;
 
 use std::collections::BTreeMap;
@@ -63,7 +66,7 @@ fn bench_dir() -> PathBuf {
 #[derive(Parser, Debug)]
 #[command(
     name = "lake-bench",
-    about = "Lake's benchmark suite against DuckDB, DataFusion, pylance and raw RocksDB"
+    about = "Lake's benchmark suite against DuckDB, DataFusion, pylance, raw RocksDB and raw object_store"
 )]
 struct Args {
     #[command(subcommand)]
@@ -96,6 +99,9 @@ struct Args {
     /// earlier run's (default: a temporary one, removed after).
     #[arg(long)]
     work_dir: Option<PathBuf>,
+    /// Size of the file the `files` section uploads and downloads, in MiB (1..=65536).
+    #[arg(long, default_value_t = 2048)]
+    file_mib: u64,
 }
 
 #[derive(Subcommand, Debug)]
@@ -106,6 +112,9 @@ enum Internal {
         #[arg(long)]
         data: PathBuf,
     },
+    /// (internal) One measured FILE transfer for the `files` section; see `files.rs`.
+    #[command(hide = true)]
+    Transfer(files::Transfer),
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,6 +124,7 @@ enum Section {
     Commits,
     Point,
     Memory,
+    Files,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -122,8 +132,10 @@ fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    if let Some(Internal::Serve { data }) = &args.command {
-        return runtime.block_on(child::serve(data));
+    match &args.command {
+        Some(Internal::Serve { data }) => return runtime.block_on(child::serve(data)),
+        Some(Internal::Transfer(t)) => return runtime.block_on(files::transfer(t)),
+        None => {}
     }
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -157,6 +169,11 @@ impl Args {
         anyhow::ensure!(
             (1..=300).contains(&self.commit_seconds),
             "--commit-seconds must be 1..=300"
+        );
+        anyhow::ensure!(
+            (1..=65536).contains(&self.file_mib),
+            "--file-mib must be 1..=65536, got {}",
+            self.file_mib
         );
         if let Some(bad) = self.queries.iter().find(|q| !(1..=22).contains(*q)) {
             anyhow::bail!("--queries: TPC-H has queries 1..=22, got {bad}");
@@ -212,6 +229,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
     }
     if args.wants(Section::Commits) {
         results.commits = Some(commits(&work.join("commits"), args.commit_seconds).await?);
+    }
+    if args.wants(Section::Files) {
+        results.files = Some(files::files(&work, args.file_mib).await?);
     }
     let markdown = results.markdown();
     std::fs::write(args.out.join("results.md"), &markdown)?;
@@ -612,6 +632,7 @@ impl Results {
             commits: None,
             point_reads: None,
             memory: Memory::default(),
+            files: None,
         }
     }
 }

@@ -26,6 +26,42 @@ pub struct Results {
     pub point_reads: Option<PointReads>,
     /// Peak RSS of the `lake serve` child (absent fields: not measured).
     pub memory: Memory,
+    /// FILE upload and download against raw object_store (`--sections files`).
+    pub files: Option<Files>,
+}
+
+/// One FILE through the SDK against raw object_store put/get of the same bytes on the same
+/// local filesystem store, each transfer in its own process.
+#[derive(Serialize, Debug)]
+pub struct Files {
+    /// Size of the file, in bytes.
+    pub file_bytes: u64,
+    /// Multipart part size on both sides, in bytes.
+    pub part_size_bytes: u64,
+    /// Parts in flight on both sides.
+    pub concurrency: usize,
+    /// SDK upload (SHA-256 pass plus multipart upload), MiB/s.
+    pub lake_upload_mib_per_s: f64,
+    /// object_store `WriteMultipart` of the same file, MiB/s.
+    pub raw_upload_mib_per_s: f64,
+    /// Lake ÷ raw upload throughput (above 1: Lake faster).
+    pub upload_ratio_vs_raw: f64,
+    /// SDK verified download (streamed, SHA-256 checked, fsynced, renamed), MiB/s.
+    pub lake_download_mib_per_s: f64,
+    /// object_store `get` streamed to a file and fsynced, MiB/s.
+    pub raw_download_mib_per_s: f64,
+    /// Lake ÷ raw download throughput (above 1: Lake faster).
+    pub download_ratio_vs_raw: f64,
+    /// Peak RSS of the SDK upload process, bytes.
+    pub lake_upload_peak_rss_bytes: u64,
+    /// Peak RSS of the raw upload process, bytes.
+    pub raw_upload_peak_rss_bytes: u64,
+    /// Peak RSS of the SDK download process, bytes.
+    pub lake_download_peak_rss_bytes: u64,
+    /// Peak RSS of the raw download process, bytes.
+    pub raw_download_peak_rss_bytes: u64,
+    /// Both downloaded copies equal the source, byte for byte.
+    pub copies_verified: bool,
 }
 
 /// TPC-H over Flight SQL (ADBC) against DuckDB and DataFusion on the same Parquet.
@@ -282,6 +318,26 @@ impl Results {
             mib(self.memory.tpch_peak_rss_bytes),
             mib(self.memory.load_peak_rss_bytes)
         );
+        if let Some(f) = &self.files {
+            let _ = writeln!(
+                s,
+                "\n## FILE transfer ({} file, {} parts, {} in flight; local filesystem stage; each side in its own process)\n\n| | Lake SDK MiB/s | raw object_store MiB/s | Lake ÷ raw | Lake peak RSS | raw peak RSS |\n|---|---|---|---|---|---|\n| upload | {:.0} | {:.0} | {:.2} | {} | {} |\n| download | {:.0} | {:.0} | {:.2} | {} | {} |\n\nBoth copies equal the source: {}",
+                lake_sdk::file::human_size(f.file_bytes),
+                lake_sdk::file::human_size(f.part_size_bytes),
+                f.concurrency,
+                f.lake_upload_mib_per_s,
+                f.raw_upload_mib_per_s,
+                f.upload_ratio_vs_raw,
+                mib(Some(f.lake_upload_peak_rss_bytes)),
+                mib(Some(f.raw_upload_peak_rss_bytes)),
+                f.lake_download_mib_per_s,
+                f.raw_download_mib_per_s,
+                f.download_ratio_vs_raw,
+                mib(Some(f.lake_download_peak_rss_bytes)),
+                mib(Some(f.raw_download_peak_rss_bytes)),
+                f.copies_verified
+            );
+        }
         s
     }
 }
