@@ -322,6 +322,25 @@ impl LakeClient {
             .file)
     }
 
+    /// Uploads the bytes of `reader` to `table`'s stage (spooled to a temporary file while
+    /// hashing, so memory stays bounded; see [`Stage::upload_reader`]) and returns the FILE
+    /// value for a row.
+    ///
+    /// # Errors
+    /// As [`Self::stage`] and [`Stage::upload_reader`].
+    pub async fn upload_reader(
+        &mut self,
+        table: &str,
+        reader: impl tokio::io::AsyncRead + Unpin,
+        media_type: &str,
+    ) -> Result<FileRef, SdkError> {
+        let stage = self.stage(table).await?;
+        Ok(stage
+            .upload_reader(reader, media_type, &UploadOptions::default())
+            .await?
+            .file)
+    }
+
     /// Streams the bytes of `file`, verified at the end (see [`Stage::open_file`]).
     ///
     /// # Errors

@@ -54,8 +54,8 @@ pub const PARTS_MAX: u64 = 10_000;
 pub const CONCURRENCY_DEFAULT: usize = 4;
 /// Longest presigned URL lifetime: 7 days, the S3 SigV4 limit.
 pub const PRESIGN_MAX: Duration = Duration::from_secs(7 * 24 * 3600);
-/// Size of local reads while hashing, in bytes.
-const READ_CHUNK: usize = 1 << 20;
+/// Size of local reads while hashing and spooling, in bytes.
+const READ_CHUNK: usize = 4 << 20;
 
 /// What an upload is doing, for progress bars: `done` of `total` bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -868,27 +868,41 @@ fn save_checkpoint(path: &FsPath, checkpoint: &Checkpoint) -> Result<(), SdkErro
     std::fs::rename(&tmp, path).map_err(|e| io(path, e))
 }
 
-/// SHA-256 (lowercase hex) and length of the file at `path`, read in 1 MiB chunks.
+/// SHA-256 (lowercase hex) and length of the file at `path`, read in [`READ_CHUNK`]
+/// blocks on one blocking thread (tokio's file reads would hop threads per 2 MiB).
 async fn hash_file(path: &FsPath, options: &UploadOptions) -> Result<(String, u64), SdkError> {
-    let mut file = tokio::fs::File::open(path).await.map_err(|e| io(path, e))?;
-    let total = file.metadata().await.map_err(|e| io(path, e))?.len();
-    let mut hasher = Sha256::new();
-    let mut done = 0u64;
-    loop {
-        let chunk = read_up_to(&mut file, READ_CHUNK)
-            .await
-            .map_err(|e| io(path, e))?;
-        if chunk.is_empty() {
-            break;
+    let path = path.to_path_buf();
+    let progress = options.progress.clone();
+    tokio::task::spawn_blocking(move || {
+        use std::io::Read;
+        let mut file = std::fs::File::open(&path).map_err(|e| io(&path, e))?;
+        let total = file.metadata().map_err(|e| io(&path, e))?.len();
+        let mut hasher = Sha256::new();
+        let mut buffer = vec![0u8; READ_CHUNK];
+        let mut done = 0u64;
+        loop {
+            let n = match file.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(io(&path, e)),
+            };
+            hasher.update(&buffer[..n]);
+            done += n as u64;
+            if let Some(f) = &progress {
+                f(Progress::Hashing {
+                    done,
+                    total: Some(total),
+                });
+            }
         }
-        hasher.update(&chunk);
-        done += chunk.len() as u64;
-        options.report(Progress::Hashing {
-            done,
-            total: Some(total),
-        });
-    }
-    Ok((hex(&hasher.finalize()), done))
+        Ok((hex(&hasher.finalize()), done))
+    })
+    .await
+    .map_err(|e| SdkError::Io {
+        path: "<hashing>".into(),
+        message: e.to_string(),
+    })?
 }
 
 /// Reads up to `len` bytes (fewer only at the end of the file).

@@ -211,6 +211,18 @@ async fn files_travel_beside_rows_never_through_servers() {
         .expect("again");
     assert!(again.deduplicated);
     assert_eq!(again.file.uri, files[0].uri);
+
+    // A reader (not a path) uploads through the same stage.
+    let from_reader = client
+        .upload_reader("media", &b"streamed, not a file"[..], "text/plain")
+        .await
+        .expect("upload a reader");
+    assert_eq!(from_reader.size, 20);
+    let back = client
+        .read_range(&from_reader, 0..from_reader.size)
+        .await
+        .expect("read");
+    assert_eq!(&back[..], b"streamed, not a file");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
