@@ -146,7 +146,7 @@ impl LakeClient {
             .await
             .map_err(|e| connect_error(e.to_string()))?;
         Ok(Self {
-            sql: FlightSqlServiceClient::new(channel.clone()),
+            sql: FlightSqlServiceClient::new_from_inner(flight_service(channel.clone())),
             channel,
         })
     }
@@ -279,7 +279,7 @@ impl LakeClient {
             namespace: name.namespace,
             table: name.table,
         };
-        let mut client = FlightClient::new(self.channel.clone());
+        let mut client = FlightClient::new_from_inner(flight_service(self.channel.clone()));
         let mut results = client
             .do_action(arrow_flight::Action::new(
                 ACTION_DESCRIBE_TABLE,
@@ -298,9 +298,24 @@ impl LakeClient {
     /// credentials come from the environment (see [`crate::stage`]).
     ///
     /// # Errors
-    /// As [`Self::describe_table`] and [`Stage::open`].
+    /// [`SdkError::InvalidArgument`] when the table has no FILE column (nothing could
+    /// reference what is staged); as [`Self::describe_table`] and [`Stage::open`].
     pub async fn stage(&mut self, table: &str) -> Result<Stage, SdkError> {
-        Stage::open(&self.describe_table(table).await?.stage_uri)
+        let description = self.describe_table(table).await?;
+        let schema = arrow::datatypes::Schema::try_from(arrow_flight::IpcMessage(
+            description.schema_ipc.into(),
+        ))
+        .map_err(|e| SdkError::Arrow(format!("malformed table schema: {e}")))?;
+        if !schema
+            .fields()
+            .iter()
+            .any(|f| crate::file::is_file_field(f))
+        {
+            return Err(SdkError::InvalidArgument(format!(
+                "table {table} has no FILE column, so nothing could reference a file staged for it; add one (e.g. CREATE TABLE … (id BIGINT, clip FILE))"
+            )));
+        }
+        Stage::open(&description.stage_uri)
     }
 
     /// Uploads the file at `path` to `table`'s stage with default [`UploadOptions`] and
@@ -377,7 +392,7 @@ impl LakeClient {
             .with_schema(schema)
             .with_flight_descriptor(Some(descriptor))
             .build(futures::stream::iter(batches.into_iter().map(Ok)));
-        let mut client = FlightClient::new(self.channel.clone());
+        let mut client = FlightClient::new_from_inner(flight_service(self.channel.clone()));
         let mut results = client.do_put(stream).await?;
         let mut metadata = Vec::new();
         while let Some(result) = results.next().await {
@@ -388,6 +403,19 @@ impl LakeClient {
         }
         Ok(metadata)
     }
+}
+
+/// Largest gRPC message the SDK sends or receives: 256 MiB, the Query replica's request
+/// limit (`lake_query::flight::REQUEST_BYTES_MAX`). tonic's default of 4 MiB would refuse
+/// a result batch holding one large value.
+const MESSAGE_BYTES_MAX: usize = 256 << 20;
+
+fn flight_service(
+    channel: Channel,
+) -> arrow_flight::flight_service_client::FlightServiceClient<Channel> {
+    arrow_flight::flight_service_client::FlightServiceClient::new(channel)
+        .max_decoding_message_size(MESSAGE_BYTES_MAX)
+        .max_encoding_message_size(MESSAGE_BYTES_MAX)
 }
 
 /// Encodes a `google.protobuf.Any` (field 1: type_url, field 2: value).

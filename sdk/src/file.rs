@@ -41,9 +41,15 @@ pub struct FileRef {
     pub uploaded_at_ms: i64,
 }
 
+/// Latest upload time accepted: 9999-12-31T23:59:59.999Z, in ms since the epoch.
+pub const UPLOADED_AT_MAX_MS: i64 = 253_402_300_799_999;
+/// Longest media type accepted, in bytes.
+pub const MEDIA_TYPE_LEN_MAX: usize = 255;
+
 impl FileRef {
     /// Checks the fields that need no storage access: a 64-hex-digit `sha256`, a
-    /// non-empty `uri` and `media_type` of the form `type/subtype`.
+    /// non-empty `uri`, a `media_type` of the form `type/subtype` (at most
+    /// [`MEDIA_TYPE_LEN_MAX`] bytes) and an upload time from 1970 to 9999.
     ///
     /// # Errors
     /// A message naming the field and what is allowed.
@@ -56,6 +62,12 @@ impl FileRef {
         }
         if self.uri.is_empty() {
             return Err("uri is empty".into());
+        }
+        if !(0..=UPLOADED_AT_MAX_MS).contains(&self.uploaded_at_ms) {
+            return Err(format!(
+                "uploaded_at_ms {} is outside 0..={UPLOADED_AT_MAX_MS} (1970 to 9999)",
+                self.uploaded_at_ms
+            ));
         }
         validate_media_type(&self.media_type)
     }
@@ -71,6 +83,17 @@ pub fn is_sha256_hex(s: &str) -> bool {
 /// # Errors
 /// A message saying what is allowed.
 pub fn validate_media_type(media_type: &str) -> Result<(), String> {
+    if media_type.len() > MEDIA_TYPE_LEN_MAX {
+        return Err(format!(
+            "media type is {} bytes; at most {MEDIA_TYPE_LEN_MAX} are allowed",
+            media_type.len()
+        ));
+    }
+    if media_type.chars().any(char::is_control) {
+        return Err(format!(
+            "media type {media_type:?} contains control characters"
+        ));
+    }
     let essence = media_type.split(';').next().unwrap_or_default().trim();
     let ok = essence.split_once('/').is_some_and(|(t, s)| {
         let token = |x: &str| {
@@ -265,8 +288,8 @@ pub fn human_size(bytes: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
-/// `batch` with every FILE column (by extension name, or by the exact FILE storage type)
-/// replaced by readable text, `<uri> (<size>, <media type>, sha256:<first 12 hex>)`, for
+/// `batch` with every FILE column (by its `lake.file` extension name) replaced by readable
+/// text, `<uri> (<size>, <media type>, sha256:<first 12 hex>)`, for
 /// terminal tables and CSV. Other columns are unchanged.
 ///
 /// # Errors
@@ -276,7 +299,7 @@ pub fn readable(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
     let mut fields = Vec::with_capacity(schema.fields().len());
     let mut columns = Vec::with_capacity(schema.fields().len());
     for (field, column) in schema.fields().iter().zip(batch.columns()) {
-        if !(is_file_field(field) || field.data_type() == &file_data_type()) {
+        if !is_file_field(field) {
             fields.push(field.as_ref().clone());
             columns.push(column.clone());
             continue;
@@ -367,6 +390,13 @@ mod tests {
         assert!(f.validate().unwrap_err().contains("type/subtype"));
         validate_media_type("text/plain; charset=utf-8").unwrap();
         assert!(validate_media_type("video/").is_err());
+        assert!(validate_media_type("video/mp4\nX-Evil: 1").is_err());
+        assert!(validate_media_type(&format!("a/{}", "b".repeat(300))).is_err());
+        let mut f = sample(1);
+        f.uploaded_at_ms = -5;
+        assert!(f.validate().unwrap_err().contains("uploaded_at_ms"));
+        f.uploaded_at_ms = i64::MAX;
+        assert!(f.validate().is_err());
     }
 
     #[test]

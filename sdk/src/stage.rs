@@ -84,6 +84,9 @@ pub struct UploadOptions {
     pub checkpoint_dir: Option<PathBuf>,
     /// Called as bytes are hashed and sent.
     pub progress: Option<ProgressFn>,
+    /// Send the bytes even when the stage already holds an object of the same address and
+    /// size (to repair an object damaged on the store).
+    pub force: bool,
 }
 
 impl Default for UploadOptions {
@@ -103,6 +106,7 @@ impl Default for UploadOptions {
             concurrency: CONCURRENCY_DEFAULT,
             checkpoint_dir: dir,
             progress: None,
+            force: false,
         }
     }
 }
@@ -332,8 +336,8 @@ impl Stage {
         let expected = self.object_uri(&key);
         if file.uri != expected {
             return Err(SdkError::InvalidArgument(format!(
-                "FILE uri {:?} is not on stage {} (its object for sha256 {} is {expected})",
-                file.uri, self.uri, file.sha256
+                "FILE uri {:?} is not on stage {}: a FILE value names an object on its own table's stage; upload the bytes to this table (LakeClient::upload_file, lake file put) and use the FILE value that returns",
+                file.uri, self.uri
             )));
         }
         Ok(key)
@@ -380,7 +384,9 @@ impl Stage {
         if !meta.is_file() {
             return Err(io(path, "not a regular file"));
         }
+        let version = FileVersion::of(path)?;
         let (sha256, size) = hash_file(path, options).await?;
+        version.unchanged(path)?;
         if size.div_ceil(options.part_size as u64) > PARTS_MAX {
             return Err(SdkError::InvalidArgument(format!(
                 "{} bytes need more than {PARTS_MAX} parts of {} bytes; raise the part size",
@@ -402,29 +408,30 @@ impl Stage {
             sent_parts,
         };
         match self.store().head(&key).await {
-            Ok(existing) if existing.size == size => {
+            Ok(existing) if existing.size == size && !options.force => {
                 options.report(Progress::Uploading {
                     done: size,
                     total: size,
                 });
                 return Ok(file(true, 0, 0));
             }
-            Ok(existing) => tracing::warn!(
+            Ok(existing) if existing.size != size => tracing::warn!(
                 uri,
                 stored = existing.size,
                 size,
                 "stage object has the wrong size; uploading it again"
             ),
+            Ok(_) => {}
             Err(object_store::Error::NotFound { .. }) => {}
             Err(e) => return Err(storage(&uri, e)),
         }
         let (resumed, sent) = match &self.backend {
             Backend::S3(s3) if size > options.part_size as u64 => {
-                self.upload_resumable(s3.clone(), path, &key, &uri, size, options)
+                self.upload_resumable(s3.clone(), path, &key, &uri, (size, &version), options)
                     .await?
             }
             _ => {
-                self.upload_streaming(path, &key, &uri, size, options)
+                self.upload_streaming(path, &key, &uri, (size, &sha256), options)
                     .await?
             }
         };
@@ -456,6 +463,7 @@ impl Stage {
     ) -> Result<Uploaded, SdkError> {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         validate_media_type(media_type).map_err(SdkError::InvalidArgument)?;
+        options.validate()?;
         let dir = options
             .checkpoint_dir
             .clone()
@@ -491,20 +499,22 @@ impl Stage {
     }
 
     /// Streams the file into a multipart upload through object_store's `WriteMultipart`
-    /// (a single PUT when it fits in one part). Not resumable.
+    /// (a single PUT when it fits in one part), hashing what it sends: bytes that no longer
+    /// hash to `sha256` abort the upload. Not resumable.
     async fn upload_streaming(
         &self,
         path: &FsPath,
         key: &Path,
         uri: &str,
-        size: u64,
+        (size, sha256): (u64, &str),
         options: &UploadOptions,
     ) -> Result<(u64, u64), SdkError> {
         let store = self.store();
+        let changed = || io(path, "the file changed while it was being uploaded");
         if size <= options.part_size as u64 {
             let bytes = tokio::fs::read(path).await.map_err(|e| io(path, e))?;
-            if bytes.len() as u64 != size {
-                return Err(io(path, "the file changed while it was being uploaded"));
+            if bytes.len() as u64 != size || hex(&Sha256::digest(&bytes)) != sha256 {
+                return Err(changed());
             }
             store
                 .put(key, PutPayload::from(bytes))
@@ -523,6 +533,7 @@ impl Stage {
         let mut writer = WriteMultipart::new_with_chunk_size(upload, options.part_size);
         let sent = async {
             let mut file = tokio::fs::File::open(path).await.map_err(|e| io(path, e))?;
+            let mut hasher = Sha256::new();
             let mut done = 0u64;
             loop {
                 writer
@@ -536,11 +547,12 @@ impl Stage {
                     break;
                 }
                 done += chunk.len() as u64;
+                hasher.update(&chunk);
                 writer.put(chunk);
                 options.report(Progress::Uploading { done, total: size });
             }
-            if done != size {
-                return Err(io(path, "the file changed while it was being uploaded"));
+            if done != size || hex(&hasher.finalize()) != sha256 {
+                return Err(changed());
             }
             Ok(())
         }
@@ -567,7 +579,7 @@ impl Stage {
         path: &FsPath,
         key: &Path,
         uri: &str,
-        size: u64,
+        (size, version): (u64, &FileVersion),
         options: &UploadOptions,
     ) -> Result<(u64, u64), SdkError> {
         let part_size = options.part_size;
@@ -653,6 +665,15 @@ impl Stage {
             }
             return Err(e);
         }
+        // Parts are read out of order, so they cannot be hashed as one stream: the file's
+        // length and modification time must be what they were when it was hashed.
+        if let Err(e) = version.unchanged(path) {
+            if let Some(p) = &checkpoint_path {
+                let _ = std::fs::remove_file(p);
+            }
+            let _ = s3.abort_multipart(key, &id).await;
+            return Err(e);
+        }
         let completed: Vec<PartId> = {
             let guard = state.lock().unwrap_or_else(|p| p.into_inner());
             guard
@@ -664,9 +685,13 @@ impl Stage {
                 })
                 .collect()
         };
-        s3.complete_multipart(key, &id, completed)
-            .await
-            .map_err(|e| storage(uri, e))?;
+        if let Err(e) = s3.complete_multipart(key, &id, completed).await {
+            // The upload id may be gone (expired, aborted): the next attempt starts over.
+            if let Some(p) = &checkpoint_path {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(storage(uri, e));
+        }
         if let Some(p) = &checkpoint_path {
             let _ = std::fs::remove_file(p);
         }
@@ -714,7 +739,7 @@ impl Stage {
                             Some(Err(SdkError::Corrupt {
                                 uri: uri.clone(),
                                 message: format!(
-                                    "read {received} bytes with sha256 {digest}; the FILE value says {} bytes with sha256 {}",
+                                    "read {received} bytes with sha256 {digest}; expected {} bytes with sha256 {}",
                                     expected.0, expected.1
                                 ),
                             }))
@@ -789,12 +814,30 @@ impl Stage {
         progress: Option<ProgressFn>,
     ) -> Result<(), SdkError> {
         use tokio::io::AsyncWriteExt;
+        match std::fs::symlink_metadata(out) {
+            Ok(meta) if !meta.is_file() => {
+                return Err(io(
+                    out,
+                    "exists and is not a regular file; a download only creates or replaces regular files",
+                ));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(out, e)),
+        }
         let mut stream = self.open_file(file).await?;
         let dir = match out.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let partial = tempfile::NamedTempFile::new_in(&dir).map_err(|e| io(&dir, e))?;
+        let mut builder = tempfile::Builder::new();
+        #[cfg(unix)]
+        {
+            // As a newly created file: 0666 less the umask.
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let partial = builder.tempfile_in(&dir).map_err(|e| io(&dir, e))?;
         let mut writer = tokio::fs::File::create(partial.path())
             .await
             .map_err(|e| io(partial.path(), e))?;
@@ -848,6 +891,32 @@ impl Stage {
                 "stage {} is on the local filesystem, which cannot sign URLs; read it with credentials (lake file get)",
                 self.uri
             ))),
+        }
+    }
+}
+
+/// A local file's length and modification time, to notice a file that changes while it
+/// is hashed or uploaded.
+struct FileVersion {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileVersion {
+    fn of(path: &FsPath) -> Result<Self, SdkError> {
+        let meta = std::fs::metadata(path).map_err(|e| io(path, e))?;
+        Ok(Self {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        })
+    }
+
+    fn unchanged(&self, path: &FsPath) -> Result<(), SdkError> {
+        let now = Self::of(path)?;
+        if now.len == self.len && now.modified == self.modified {
+            Ok(())
+        } else {
+            Err(io(path, "the file changed while it was being uploaded"))
         }
     }
 }
@@ -950,6 +1019,7 @@ mod tests {
             concurrency: 2,
             checkpoint_dir: Some(dir.join("checkpoints")),
             progress: None,
+            force: false,
         }
     }
 
@@ -1015,6 +1085,78 @@ mod tests {
             .to_string();
         assert!(e.contains("sha256"), "{e}");
         assert_eq!(std::fs::read(&out).unwrap(), bytes);
+
+        // A plain re-upload trusts the object (same address and size); --force repairs it.
+        let again = stage
+            .upload_path(&source, "application/octet-stream", &options(dir.path()))
+            .await
+            .unwrap();
+        assert!(again.deduplicated);
+        let forced = stage
+            .upload_path(
+                &source,
+                "application/octet-stream",
+                &UploadOptions {
+                    force: true,
+                    ..options(dir.path())
+                },
+            )
+            .await
+            .unwrap();
+        assert!(!forced.deduplicated);
+        stage.download(&up.file, &out, None).await.unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), bytes);
+
+        // A download never replaces something that is not a regular file.
+        let e = stage
+            .download(&up.file, dir.path(), None)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_file_that_changes_during_upload_is_not_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let stage = Stage::open(&format!("{}/stage/3", dir.path().display())).unwrap();
+        let size = PART_SIZE_MIN * 3 + 99;
+        let source = dir.path().join("growing.bin");
+        std::fs::write(&source, vec![7u8; size]).unwrap();
+        let original_sha = hex(&Sha256::digest(vec![7u8; size]));
+        // Once the first part is sent, overwrite the last byte in place (same length).
+        let target = source.clone();
+        let tampered = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = tampered.clone();
+        let options = UploadOptions {
+            progress: Some(Arc::new(move |p| {
+                if let Progress::Uploading { done, .. } = p
+                    && done > 0
+                    && !flag.swap(true, std::sync::atomic::Ordering::SeqCst)
+                {
+                    use std::io::{Seek, Write};
+                    let mut f = std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(&target)
+                        .unwrap();
+                    f.seek(std::io::SeekFrom::End(-1)).unwrap();
+                    f.write_all(&[8]).unwrap();
+                }
+            })),
+            ..options(dir.path())
+        };
+        let e = stage
+            .upload_path(&source, "application/octet-stream", &options)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(tampered.load(std::sync::atomic::Ordering::SeqCst));
+        assert!(e.contains("changed while it was being uploaded"), "{e}");
+        let uri = format!("{}/sha256/{original_sha}", stage.uri());
+        assert!(
+            matches!(Stage::stat(&uri).await, Err(SdkError::NotFound(_))),
+            "an object was stored under the address of bytes that were not sent"
+        );
     }
 
     #[tokio::test]

@@ -121,6 +121,10 @@ enum FileCommand {
         /// Do not keep a resume checkpoint.
         #[arg(long)]
         no_resume: bool,
+        /// Send the bytes even if the stage already holds them (repairs an object that was
+        /// damaged on the store; a verified `get` reports such damage).
+        #[arg(long)]
+        force: bool,
     },
     /// Download a FILE by its URI (as `put` printed it) to a local path, verified: size and
     /// SHA-256 must match the content address, else nothing is written.
@@ -331,6 +335,7 @@ async fn file_command(command: FileCommand) -> anyhow::Result<()> {
             part_size_mib,
             concurrency,
             no_resume,
+            force,
         } => {
             let media_type = media_type.unwrap_or_else(|| {
                 mime_guess::from_path(&path)
@@ -351,6 +356,7 @@ async fn file_command(command: FileCommand) -> anyhow::Result<()> {
             let mut options = lake_sdk::UploadOptions {
                 part_size: part_size_mib.saturating_mul(1 << 20),
                 concurrency,
+                force,
                 progress: Some(Arc::new(move |p| match p {
                     lake_sdk::stage::Progress::Hashing { done, total } => {
                         progress_bar.set_message("hashing");

@@ -45,6 +45,7 @@ impl Lake {
             concurrency: 2,
             checkpoint_dir: Some(self.dir.path().join("checkpoints")),
             progress: None,
+            force: false,
         }
     }
 }
@@ -311,7 +312,51 @@ async fn appends_with_files_not_on_the_stage_are_refused_and_commit_nothing() {
         .await
         .expect_err("malformed JSON");
     assert!(e.to_string().contains("file_ref"), "{e}");
+
+    // A FILE value built without file_ref is checked as strictly at append.
+    let e = client
+        .sql(&format!(
+            "INSERT INTO clips VALUES (4, named_struct('uri', '{}', 'size', arrow_cast({}, 'UInt64'), 'sha256', '{}', 'media_type', concat('video/mp4', chr(10), 'X: 1'), 'uploaded_at', now()))",
+            good.uri, good.size, good.sha256
+        ))
+        .await
+        .expect_err("a media type with a newline");
+    assert!(e.to_string().contains("media type"), "{e}");
     assert_eq!(count(&mut client, "clips").await, 2);
+
+    // FILE nests nowhere, and files are staged only for tables with a FILE column.
+    for ddl in [
+        "CREATE TABLE nested (id BIGINT, s STRUCT<f FILE>)",
+        "CREATE TABLE listed (id BIGINT, f FILE[])",
+    ] {
+        let e = client.sql(ddl).await.expect_err(ddl);
+        assert!(
+            e.to_string().contains("FILE must be the type of a column"),
+            "{e}"
+        );
+    }
+    client
+        .sql("CREATE TABLE plain (v BIGINT)")
+        .await
+        .expect("plain");
+    let e = client.stage("plain").await.expect_err("no FILE column");
+    assert!(e.to_string().contains("has no FILE column"), "{e}");
+
+    // Results larger than tonic's default 4 MiB message reach the SDK.
+    let big = client
+        .sql("SELECT repeat('x', 6000000) AS big")
+        .await
+        .expect("a 6 MB value");
+    assert_eq!(
+        big[0]
+            .column(0)
+            .as_any()
+            .downcast_ref::<arrow::array::StringArray>()
+            .expect("utf8")
+            .value(0)
+            .len(),
+        6_000_000
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -160,6 +160,7 @@ async fn s3_uploads_resume_after_a_crash_and_presign() {
                 panic!("simulated crash after two parts");
             }
         })),
+        force: false,
     };
     let crash = tokio::spawn({
         let stage = stage.clone();
@@ -207,6 +208,7 @@ async fn s3_uploads_resume_after_a_crash_and_presign() {
                 concurrency: 2,
                 checkpoint_dir: Some(checkpoints.clone()),
                 progress: None,
+                force: false,
             },
         )
         .await

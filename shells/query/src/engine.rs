@@ -347,12 +347,17 @@ impl Engine {
         if columns.is_empty() {
             return Ok(());
         }
+        let table = format!("{LAKE_CATALOG}.{}.{}", meta.namespace, meta.name);
+        let refused = |column: &str, e: &dyn std::fmt::Display| {
+            QueryError::InvalidArgument(format!("append to {table} refused: column {column}: {e}"))
+        };
         let mut files: BTreeMap<(String, u64, String), String> = BTreeMap::new();
         for batch in batches {
             for (index, name) in &columns {
                 let values = lake_sdk::file::file_refs(batch.column(*index).as_ref())
-                    .map_err(|e| QueryError::InvalidArgument(format!("column {name}: {e}")))?;
+                    .map_err(|e| refused(name, &e))?;
                 for file in values.into_iter().flatten() {
+                    file.validate().map_err(|e| refused(name, &e))?;
                     files
                         .entry((file.uri, file.size, file.sha256))
                         .or_insert_with(|| name.clone());
@@ -363,8 +368,7 @@ impl Engine {
             return Ok(());
         }
         let stage = lake_sdk::Stage::open(&self.stage_uri(meta))
-            .map_err(|e| QueryError::Execution(format!("stage of {}: {e}", meta.name)))?;
-        let table = format!("{LAKE_CATALOG}.{}.{}", meta.namespace, meta.name);
+            .map_err(|e| QueryError::Execution(format!("stage of {table}: {e}")))?;
         let checks: Vec<_> = files
             .into_iter()
             .map(|((uri, size, sha256), column)| {
@@ -375,7 +379,7 @@ impl Engine {
                         uri,
                         size,
                         sha256,
-                        // Not part of what the stage can confirm.
+                        // Checked above; not part of what the stage can confirm.
                         media_type: "application/octet-stream".into(),
                         uploaded_at_ms: 0,
                     };
@@ -826,7 +830,7 @@ impl Engine {
                     QueryError::Unsupported(format!("cannot create {}", create.name))
                 })?;
                 // Columns declared FILE plan as the FILE storage struct: mark them FILE.
-                let schema = crate::files::mark_file_columns(create.input.schema().as_arrow());
+                let schema = crate::files::mark_file_columns(create.input.schema().as_arrow())?;
                 let rows = match create.input.as_ref() {
                     LogicalPlan::EmptyRelation(_) => Vec::new(),
                     input => {

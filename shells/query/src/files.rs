@@ -25,6 +25,8 @@ use datafusion::logical_expr::{
 use datafusion::sql::sqlparser::ast;
 use lake_sdk::file::{FileRef, FileType, file_array, file_data_type};
 
+use crate::QueryError;
+
 /// Plans the SQL type `FILE` (any case) as [`file_data_type`].
 #[derive(Debug, Default)]
 pub struct FileTypePlanner;
@@ -44,19 +46,47 @@ impl TypePlanner for FileTypePlanner {
 
 /// `schema` with every column of exactly the FILE storage type marked as FILE (the
 /// `lake.file` extension type), as `CREATE TABLE … (clip FILE)` declares them.
-pub fn mark_file_columns(schema: &Schema) -> SchemaRef {
-    let fields: Vec<Field> = schema
+///
+/// # Errors
+/// [`QueryError::Unsupported`] for FILE inside another type (`STRUCT<f FILE>`,
+/// `FILE[]`): appends check top-level FILE columns only.
+pub fn mark_file_columns(schema: &Schema) -> Result<SchemaRef, QueryError> {
+    let fields = schema
         .fields()
         .iter()
         .map(|f| {
             if f.data_type() == &file_data_type() {
-                f.as_ref().clone().with_extension_type(FileType)
-            } else {
-                f.as_ref().clone()
+                return Ok(f.as_ref().clone().with_extension_type(FileType));
             }
+            if contains_file(f.data_type()) {
+                return Err(QueryError::Unsupported(format!(
+                    "column {} has FILE inside {}; FILE must be the type of a column itself",
+                    f.name(),
+                    f.data_type()
+                )));
+            }
+            Ok(f.as_ref().clone())
         })
-        .collect();
-    Arc::new(Schema::new(fields))
+        .collect::<Result<Vec<Field>, QueryError>>()?;
+    Ok(Arc::new(Schema::new(fields)))
+}
+
+/// Whether `data_type` is or nests the FILE storage type.
+fn contains_file(data_type: &DataType) -> bool {
+    if data_type == &file_data_type() {
+        return true;
+    }
+    match data_type {
+        DataType::Struct(fields) => fields.iter().any(|f| contains_file(f.data_type())),
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::Map(f, _) => contains_file(f.data_type()),
+        DataType::Dictionary(_, value) => contains_file(value),
+        _ => false,
+    }
 }
 
 /// The SQL functions over FILE values (see the module docs).

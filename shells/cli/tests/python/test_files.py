@@ -106,12 +106,18 @@ def test_bad_file_input_gets_clear_errors_and_the_server_stays_up(server, conn, 
     assert bad_type.returncode != 0 and "type/subtype" in bad_type.stderr
     no_table = lake(server, tmp_path, "file", "put", f"{unique_ns}.absent", str(source), check=False)
     assert no_table.returncode != 0 and "does not exist" in no_table.stderr
+    query(conn, f"CREATE TABLE {unique_ns}.plain (v BIGINT)")
+    no_file_column = lake(server, tmp_path, "file", "put", f"{unique_ns}.plain", str(source), check=False)
+    assert no_file_column.returncode != 0 and "has no FILE column" in no_file_column.stderr
     bad_parts = lake(server, tmp_path, "file", "put", table, str(source), "--part-size-mib", "1", check=False)
     assert bad_parts.returncode != 0 and "part size" in bad_parts.stderr
     not_a_stage = lake(server, tmp_path, "file", "get", "file:///etc/passwd", "--out", str(tmp_path / "x"),
                        check=False)
     assert not_a_stage.returncode != 0 and "sha256" in not_a_stage.stderr
     assert not (tmp_path / "x").exists()
+    good = json.loads(lake(server, tmp_path, "file", "put", table, str(source), "--format", "json").stdout)
+    into_dir = lake(server, tmp_path, "file", "get", good["uri"], "--out", str(tmp_path), check=False)
+    assert into_dir.returncode != 0 and "not a regular file" in into_dir.stderr
     local_url = lake(server, tmp_path, "file", "put", table, str(source), "--format", "json")
     uri = json.loads(local_url.stdout)["uri"]
     presign = lake(server, tmp_path, "file", "url", uri, check=False)
