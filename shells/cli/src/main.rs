@@ -324,6 +324,18 @@ fn print_batches(batches: &[RecordBatch], format: Format) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// A byte-transfer progress bar on stderr (drawn only when stderr is a terminal).
+fn transfer_bar(len: u64) -> anyhow::Result<ProgressBar> {
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg:>9} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
+        )?
+        .progress_chars("=> "),
+    );
+    Ok(bar)
+}
+
 async fn file_command(command: FileCommand) -> anyhow::Result<()> {
     match command {
         FileCommand::Put {
@@ -345,13 +357,7 @@ async fn file_command(command: FileCommand) -> anyhow::Result<()> {
             });
             let mut lake = LakeClient::connect(&endpoint).await?;
             let stage = lake.stage(&table).await?;
-            let bar = ProgressBar::new(0);
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{msg:>9} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
-                )?
-                .progress_chars("=> "),
-            );
+            let bar = transfer_bar(0)?;
             let progress_bar = bar.clone();
             let mut options = lake_sdk::UploadOptions {
                 part_size: part_size_mib.saturating_mul(1 << 20),
@@ -363,12 +369,12 @@ async fn file_command(command: FileCommand) -> anyhow::Result<()> {
                         progress_bar.set_length(total.unwrap_or(done));
                         progress_bar.set_position(done);
                     }
-                    lake_sdk::stage::Progress::Uploading { done, total }
-                    | lake_sdk::stage::Progress::Downloading { done, total } => {
+                    lake_sdk::stage::Progress::Uploading { done, total } => {
                         progress_bar.set_message("uploading");
                         progress_bar.set_length(total);
                         progress_bar.set_position(done);
                     }
+                    lake_sdk::stage::Progress::Downloading { .. } => {}
                 })),
                 ..Default::default()
             };
@@ -405,13 +411,7 @@ async fn file_command(command: FileCommand) -> anyhow::Result<()> {
         }
         FileCommand::Get { uri, out } => {
             let (stage, file) = lake_sdk::Stage::stat(&uri).await?;
-            let bar = ProgressBar::new(file.size);
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{msg:>9} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
-                )?
-                .progress_chars("=> "),
-            );
+            let bar = transfer_bar(file.size)?;
             bar.set_message("reading");
             let progress_bar = bar.clone();
             let progress: lake_sdk::stage::ProgressFn = Arc::new(move |p| {

@@ -1,7 +1,7 @@
 //! FILE bytes on an S3 stage (moto's server on 127.0.0.1, started by `.ci/services.sh`;
 //! `LAKE_TEST_MOTO_ENDPOINT`, default `http://127.0.0.1:5055`): a multipart upload that
-//! dies midway leaves no visible object and resumes from its checkpoint without sending
-//! completed parts again; presigned URLs serve the bytes to a client without credentials;
+//! dies midway (in-process, and `lake file put` killed with SIGKILL) leaves no visible
+//! object and resumes from its checkpoint without sending completed parts again; presigned URLs serve the bytes to a client without credentials;
 //! Query and Metasrv receive none of them. moto does not verify part checksums, so every
 //! check here reads the stored bytes back and compares them with the source.
 
@@ -282,6 +282,87 @@ async fn s3_uploads_resume_after_a_crash_and_presign() {
         .expect("u64")
         .value(0);
     assert_eq!(size_back, size as u64);
+
+    // A real crash: `lake file put` killed with SIGKILL once two parts are checkpointed,
+    // then run again, sends only the parts it had not finished.
+    let big = dir.path().join("video.bin");
+    let big_bytes = bytes(PART_SIZE_MIN * 16 + 777, 43);
+    std::fs::write(&big, &big_bytes).expect("write");
+    let cli_checkpoints = dir.path().join("cli-checkpoints");
+    let put = || {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_lake"));
+        command
+            .args(["file", "put", "--endpoint"])
+            .arg(format!("http://{}", replica.addr))
+            .arg("models")
+            .arg(&big)
+            .args([
+                "--format",
+                "json",
+                "--part-size-mib",
+                "5",
+                "--concurrency",
+                "1",
+            ])
+            .env("LAKE_UPLOAD_DIR", &cli_checkpoints)
+            .env("RUST_BACKTRACE", "0")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        command
+    };
+    let mut child = put().spawn().expect("lake file put");
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let parts_done = || -> usize {
+        std::fs::read_dir(&cli_checkpoints)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .filter_map(|e| std::fs::read(e.path()).ok())
+            .filter_map(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .map(|c| c["parts"].as_object().map_or(0, |p| p.len()))
+            .max()
+            .unwrap_or(0)
+    };
+    while parts_done() < 2 {
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "lake file put finished before it could be killed"
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no parts were checkpointed"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reap");
+    let killed_at = parts_done();
+    let again = put().output().expect("lake file put again");
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let resumed: serde_json::Value = serde_json::from_slice(&again.stdout).expect("json");
+    assert!(
+        resumed["resumed_parts"].as_u64().expect("resumed") == killed_at as u64,
+        "{resumed} after {killed_at} checkpointed parts"
+    );
+    assert_eq!(
+        resumed["resumed_parts"].as_u64().unwrap() + resumed["sent_parts"].as_u64().unwrap(),
+        17,
+        "{resumed}"
+    );
+    let video: lake_sdk::FileRef = serde_json::from_value(resumed).expect("FileRef");
+    let chunks: Vec<bytes::Bytes> = lake
+        .open_file(&video)
+        .await
+        .expect("open")
+        .try_collect()
+        .await
+        .expect("read");
+    assert!(chunks.concat() == big_bytes, "the resumed object differs");
 
     // Bytes replaced behind Lake's back (same length) fail the verified read.
     let s3 = object_store::aws::AmazonS3Builder::from_env()

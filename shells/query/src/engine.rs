@@ -351,7 +351,9 @@ impl Engine {
         let refused = |column: &str, e: &dyn std::fmt::Display| {
             QueryError::InvalidArgument(format!("append to {table} refused: column {column}: {e}"))
         };
-        let mut files: BTreeMap<(String, u64, String), String> = BTreeMap::new();
+        // One check per distinct (uri, size, sha256).
+        let mut files: BTreeMap<(String, u64, String), (lake_sdk::FileRef, String)> =
+            BTreeMap::new();
         for batch in batches {
             for (index, name) in &columns {
                 let values = lake_sdk::file::file_refs(batch.column(*index).as_ref())
@@ -359,8 +361,8 @@ impl Engine {
                 for file in values.into_iter().flatten() {
                     file.validate().map_err(|e| refused(name, &e))?;
                     files
-                        .entry((file.uri, file.size, file.sha256))
-                        .or_insert_with(|| name.clone());
+                        .entry((file.uri.clone(), file.size, file.sha256.clone()))
+                        .or_insert_with(|| (file, name.clone()));
                 }
             }
         }
@@ -370,19 +372,11 @@ impl Engine {
         let stage = lake_sdk::Stage::open(&self.stage_uri(meta))
             .map_err(|e| QueryError::Execution(format!("stage of {table}: {e}")))?;
         let checks: Vec<_> = files
-            .into_iter()
-            .map(|((uri, size, sha256), column)| {
+            .into_values()
+            .map(|(file, column)| {
                 let stage = stage.clone();
                 let table = table.clone();
                 async move {
-                    let file = lake_sdk::FileRef {
-                        uri,
-                        size,
-                        sha256,
-                        // Checked above; not part of what the stage can confirm.
-                        media_type: "application/octet-stream".into(),
-                        uploaded_at_ms: 0,
-                    };
                     stage.check(&file).await.map_err(|e| match e {
                         lake_sdk::SdkError::Storage { .. } => {
                             QueryError::Execution(format!("checking FILE values of {table}: {e}"))
