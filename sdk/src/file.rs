@@ -26,7 +26,13 @@ use arrow_schema::extension::ExtensionType;
 use serde::{Deserialize, Serialize};
 
 /// A FILE value: where a large object is and what it must hash to.
+///
+/// Its JSON form (serde) is what `lake file put --format json` prints. Reading JSON also
+/// accepts `uploaded_at` as an RFC 3339 timestamp in place of `uploaded_at_ms`, as
+/// `lake sql --format json` prints FILE columns, so either output can be fed back to
+/// `file_ref(…)`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "FileRefJson")]
 pub struct FileRef {
     /// Object URI on the table's stage: `<stage uri>/sha256/<sha256>`, e.g.
     /// `s3://bucket/warehouse/stage/7/sha256/9f86…` or `file:///var/lake/stage/7/sha256/9f86…`.
@@ -39,6 +45,42 @@ pub struct FileRef {
     pub media_type: String,
     /// Upload completion time, milliseconds since the Unix epoch (UTC).
     pub uploaded_at_ms: i64,
+}
+
+/// The accepted JSON shapes of a [`FileRef`].
+#[derive(Deserialize)]
+struct FileRefJson {
+    uri: String,
+    size: u64,
+    sha256: String,
+    media_type: String,
+    uploaded_at_ms: Option<i64>,
+    uploaded_at: Option<String>,
+}
+
+impl TryFrom<FileRefJson> for FileRef {
+    type Error = String;
+
+    fn try_from(json: FileRefJson) -> Result<Self, String> {
+        let uploaded_at_ms = match (json.uploaded_at_ms, json.uploaded_at) {
+            (Some(ms), _) => ms,
+            (None, Some(text)) => {
+                let utc: arrow::array::timezone::Tz =
+                    "+00:00".parse().map_err(|e: ArrowError| e.to_string())?;
+                arrow::compute::kernels::cast_utils::string_to_datetime(&utc, &text)
+                    .map_err(|e| format!("uploaded_at {text:?} is not an RFC 3339 timestamp: {e}"))?
+                    .timestamp_millis()
+            }
+            (None, None) => return Err("missing field `uploaded_at_ms` (or `uploaded_at`)".into()),
+        };
+        Ok(Self {
+            uri: json.uri,
+            size: json.size,
+            sha256: json.sha256,
+            media_type: json.media_type,
+            uploaded_at_ms,
+        })
+    }
 }
 
 /// Latest upload time accepted: 9999-12-31T23:59:59.999Z, in ms since the epoch.
@@ -339,6 +381,23 @@ mod tests {
             media_type: "video/mp4".into(),
             uploaded_at_ms: 1_700_000_000_000 + i64::from(i),
         }
+    }
+
+    #[test]
+    fn json_reads_both_upload_time_forms() {
+        let f = sample(1);
+        let ms: FileRef = serde_json::from_str(&serde_json::to_string(&f).unwrap()).unwrap();
+        assert_eq!(ms, f);
+        let mut sql = serde_json::to_value(&f).unwrap();
+        sql.as_object_mut().unwrap().remove("uploaded_at_ms");
+        sql["uploaded_at"] = "2023-11-14T22:13:20.001Z".into();
+        let from_sql: FileRef = serde_json::from_value(sql.clone()).unwrap();
+        assert_eq!(from_sql, f);
+        sql["uploaded_at"] = "yesterday".into();
+        let e = serde_json::from_value::<FileRef>(sql)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("RFC 3339"), "{e}");
     }
 
     #[test]

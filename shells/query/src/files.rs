@@ -8,7 +8,8 @@
 //!   access (`clip['size']`, `get_field(clip, 'size')`) works as well.
 //! * `file_ref('{"uri": …, "size": …, "sha256": …, "media_type": …, "uploaded_at_ms": …}')`:
 //!   a FILE value from the JSON that `lake file put --format json` and the SDK's
-//!   [`lake_sdk::FileRef`] print, for `INSERT … VALUES`.
+//!   [`lake_sdk::FileRef`] print (or `lake sql --format json`, with `uploaded_at`), for
+//!   `INSERT … VALUES`.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -205,7 +206,7 @@ impl ScalarUDFImpl for FileRefFromJson {
                 Ok(f) => f,
                 Err(e) => {
                     return exec_err!(
-                        "file_ref: {e}; expected JSON with uri, size, sha256, media_type and uploaded_at_ms, as `lake file put --format json` prints"
+                        "file_ref: {e}; expected JSON with uri, size, sha256, media_type and uploaded_at_ms (or uploaded_at as RFC 3339), as `lake file put --format json` and `lake sql --format json` print"
                     );
                 }
             };

@@ -90,6 +90,12 @@ def test_video_and_model_weights_round_trip_beside_their_rows(server, conn, uniq
     for name, tensor in tensors.items():
         np.testing.assert_array_equal(loaded[name], tensor)
 
+    # A FILE value as `lake sql --format json` prints it feeds `file_ref` again.
+    line = lake(server, tmp_path, "sql", "--format", "json", f"SELECT blob FROM {table} WHERE id = 1").stdout
+    query(conn, f"INSERT INTO {table} VALUES (3, 'copy', file_ref('{json.dumps(json.loads(line)['blob'])}'))")
+    copy = query(conn, f"SELECT blob FROM {table} WHERE id = 3").column("blob").to_pylist()[0]
+    assert copy == blobs[0]
+
     # `lake sql` shows FILE values readably.
     shown = lake(server, tmp_path, "sql", f"SELECT blob FROM {table} ORDER BY id").stdout
     assert "video/mp4" in shown and sha256(video)[:12] in shown and "KiB" in shown
