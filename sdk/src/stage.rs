@@ -191,6 +191,17 @@ fn storage(uri: &str, e: impl std::fmt::Display) -> SdkError {
     }
 }
 
+/// `e` from reading the object of FILE `uri`: [`SdkError::NotFound`] when the object is
+/// absent, [`SdkError::Storage`] otherwise.
+fn read_error(uri: &str, e: object_store::Error) -> SdkError {
+    match e {
+        object_store::Error::NotFound { .. } => SdkError::NotFound(format!(
+            "FILE {uri} is not on the stage; upload it first (LakeClient::upload_file, lake file put)"
+        )),
+        other => storage(uri, other),
+    }
+}
+
 fn io(path: &FsPath, e: impl std::fmt::Display) -> SdkError {
     SdkError::Io {
         path: path.display().to_string(),
@@ -290,18 +301,13 @@ impl Stage {
         };
         let stage = Self::for_file(&file)?;
         let key = stage.locate(&file)?;
-        match stage.store().head(&key).await {
-            Ok(meta) => {
-                file.size = meta.size;
-                file.uploaded_at_ms = meta.last_modified.timestamp_millis();
-            }
-            Err(object_store::Error::NotFound { .. }) => {
-                return Err(SdkError::NotFound(format!(
-                    "FILE {uri} is not on its stage"
-                )));
-            }
-            Err(e) => return Err(storage(uri, e)),
-        }
+        let meta = stage
+            .store()
+            .head(&key)
+            .await
+            .map_err(|e| read_error(uri, e))?;
+        file.size = meta.size;
+        file.uploaded_at_ms = meta.last_modified.timestamp_millis();
         Ok((stage, file))
     }
 
@@ -352,18 +358,18 @@ impl Stage {
     /// the object is absent; [`SdkError::Storage`] when the store fails.
     pub async fn check(&self, file: &FileRef) -> Result<(), SdkError> {
         let key = self.locate(file)?;
-        match self.store().head(&key).await {
-            Ok(meta) if meta.size == file.size => Ok(()),
-            Ok(meta) => Err(SdkError::InvalidArgument(format!(
+        let meta = self
+            .store()
+            .head(&key)
+            .await
+            .map_err(|e| read_error(&file.uri, e))?;
+        if meta.size != file.size {
+            return Err(SdkError::InvalidArgument(format!(
                 "FILE {} has {} bytes on the stage but the value says {}",
                 file.uri, meta.size, file.size
-            ))),
-            Err(object_store::Error::NotFound { .. }) => Err(SdkError::NotFound(format!(
-                "FILE {} is not on the stage; upload it first (LakeClient::upload_file, lake file put)",
-                file.uri
-            ))),
-            Err(e) => Err(storage(&file.uri, e)),
+            )));
         }
+        Ok(())
     }
 
     /// Uploads the file at `path` (see the module docs) as `media_type`.
@@ -709,16 +715,11 @@ impl Stage {
         file: &FileRef,
     ) -> Result<BoxStream<'static, Result<Bytes, SdkError>>, SdkError> {
         let key = self.locate(file)?;
-        let result = match self.store().get(&key).await {
-            Ok(r) => r,
-            Err(object_store::Error::NotFound { .. }) => {
-                return Err(SdkError::NotFound(format!(
-                    "FILE {} is not on the stage",
-                    file.uri
-                )));
-            }
-            Err(e) => return Err(storage(&file.uri, e)),
-        };
+        let result = self
+            .store()
+            .get(&key)
+            .await
+            .map_err(|e| read_error(&file.uri, e))?;
         let uri = file.uri.clone();
         let expected = (file.size, file.sha256.clone());
         let mut hasher = Some(Sha256::new());
@@ -777,16 +778,11 @@ impl Stage {
         if range.is_empty() {
             return Ok(Bytes::new());
         }
-        let bytes = match self.store().get_range(&key, range.clone()).await {
-            Ok(b) => b,
-            Err(object_store::Error::NotFound { .. }) => {
-                return Err(SdkError::NotFound(format!(
-                    "FILE {} is not on the stage",
-                    file.uri
-                )));
-            }
-            Err(e) => return Err(storage(&file.uri, e)),
-        };
+        let bytes = self
+            .store()
+            .get_range(&key, range.clone())
+            .await
+            .map_err(|e| read_error(&file.uri, e))?;
         if bytes.len() as u64 != range.end - range.start {
             return Err(SdkError::Corrupt {
                 uri: file.uri.clone(),

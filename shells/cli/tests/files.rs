@@ -3,12 +3,15 @@
 //! path, Query refuses values that are not on the stage as they claim, reads verify, and
 //! neither Query nor Metasrv receives a FILE byte.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use arrow::array::{Array, Int64Array, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
+use common::bytes;
 use futures::TryStreamExt;
 use lake_sdk::stage::PART_SIZE_MIN;
 use lake_sdk::{FileRef, LakeClient, SdkError, UploadOptions, file_array, file_field, file_refs};
@@ -48,19 +51,6 @@ impl Lake {
             force: false,
         }
     }
-}
-
-/// Deterministic bytes that differ from file to file (`seed`).
-fn bytes(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 fn rows(ids: &[i64], files: &[Option<FileRef>]) -> RecordBatch {

@@ -5,6 +5,8 @@
 //! Query and Metasrv receive none of them. moto does not verify part checksums, so every
 //! check here reads the stored bytes back and compares them with the source.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +15,7 @@ use std::time::Duration;
 use arrow::array::Int64Array;
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
+use common::bytes;
 use futures::TryStreamExt;
 use lake_metasrv::{Metasrv, MetasrvClient, RocksStore};
 use lake_query::TicketKey;
@@ -58,18 +61,6 @@ fn http(method: &str, url: &str) -> (u16, Vec<u8>) {
         "this helper reads plain bodies only"
     );
     (status, response[split + 4..].to_vec())
-}
-
-fn bytes(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
