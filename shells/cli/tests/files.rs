@@ -332,6 +332,22 @@ async fn appends_with_files_not_on_the_stage_are_refused_and_commit_nothing() {
     let e = client.stage("plain").await.expect_err("no FILE column");
     assert!(e.to_string().contains("has no FILE column"), "{e}");
 
+    // The FILE functions take FILE values or NULL, and say so.
+    let null = client
+        .sql("SELECT file_size(NULL) AS s")
+        .await
+        .expect("file_size(NULL)");
+    assert!(null[0].column(0).is_null(0));
+    let e = client
+        .sql("SELECT file_size(1)")
+        .await
+        .expect_err("not a FILE");
+    assert!(
+        e.to_string()
+            .contains("file_size takes a FILE value, got Int64"),
+        "{e}"
+    );
+
     // Results larger than tonic's default 4 MiB message reach the SDK.
     let big = client
         .sql("SELECT repeat('x', 6000000) AS big")

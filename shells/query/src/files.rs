@@ -17,7 +17,7 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, AsArray, make_array};
 use arrow::buffer::NullBuffer;
 use arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
-use datafusion::common::{Result, ScalarValue, exec_err};
+use datafusion::common::{Result, ScalarValue, exec_err, plan_err};
 use datafusion::logical_expr::planner::TypePlanner;
 use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
@@ -97,7 +97,7 @@ pub fn functions() -> Vec<ScalarUDF> {
             name,
             index,
             data_type,
-            signature: Signature::exact(vec![file_data_type()], Volatility::Immutable),
+            signature: Signature::user_defined(Volatility::Immutable),
         })
     };
     vec![
@@ -135,6 +135,19 @@ impl ScalarUDFImpl for FileAccessor {
 
     fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
         Ok(self.data_type.clone())
+    }
+
+    /// A FILE value, or NULL (which gives NULL).
+    fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
+        match arg_types {
+            [t] if t == &file_data_type() || t == &DataType::Null => Ok(vec![file_data_type()]),
+            [t] => plan_err!("{} takes a FILE value, got {t}", self.name),
+            _ => plan_err!(
+                "{} takes one FILE value, got {} arguments",
+                self.name,
+                arg_types.len()
+            ),
+        }
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
