@@ -423,7 +423,11 @@ impl ExternalManifestStore for PinnedManifests {
 }
 
 /// Records that `version`'s manifest now lives at its final `path` (Lance's
-/// `put_if_exists`), for writers and for readers that finished a writer's move.
+/// `put_if_exists`), for writers and for readers that finished a writer's move. Recording
+/// the same location again changes nothing, so a call whose outcome is unknown (Metasrv
+/// failing over) is sent again for up to [`COMMIT_RESOLVE_MAX`]: a read that happens to
+/// finish a writer's move during a leader change waits for the new leader instead of
+/// failing.
 async fn finalize(
     metasrv: &MetasrvClient,
     table_id: u64,
@@ -436,11 +440,20 @@ async fn finalize(
         path: relative(base_uri, path),
         size_bytes: size,
     };
-    metasrv
-        .finalize_manifest(table_id, version, &manifest)
-        .await
-        .map_err(lance_error)?;
-    Ok(())
+    let started = std::time::Instant::now();
+    loop {
+        match metasrv
+            .finalize_manifest(table_id, version, &manifest)
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(e) if outcome_unknown(&e) && started.elapsed() < COMMIT_RESOLVE_MAX => {
+                tracing::warn!(error = %e, table_id, version, "finalizing a manifest: outcome unknown; sending it again");
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+            Err(e) => return Err(lance_error(e)),
+        }
+    }
 }
 
 /// The writer's manifest store: Lance's commit becomes Metasrv's compare-and-swap.
