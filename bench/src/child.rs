@@ -17,6 +17,21 @@ use anyhow::Context;
 /// How long a stopping child may take before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(30);
 
+/// Peak resident set size in bytes of process `pid` (a number, or `self`): `VmHWM` in
+/// `/proc/PID/status` (Linux `proc(5)`); `None` where that is not available.
+pub fn peak_rss_bytes(pid: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(kb * 1024)
+}
+
 /// The parent's handle on the child server.
 pub struct Server {
     /// Flight SQL endpoint, `http://127.0.0.1:PORT`.
@@ -77,16 +92,7 @@ impl Server {
     /// The child's peak resident set size in bytes since start or the last
     /// [`Self::reset_peak_rss`] (`VmHWM` in `/proc/PID/status`); `None` off Linux.
     pub fn peak_rss_bytes(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
-        let kb = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))?
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse::<u64>()
-            .ok()?;
-        Some(kb * 1024)
+        peak_rss_bytes(&self.child.id().to_string())
     }
 
     /// Resets the peak RSS to the current RSS (writing `5` to `/proc/PID/clear_refs`, Linux

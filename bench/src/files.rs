@@ -4,7 +4,7 @@
 //! in the same run. Each transfer runs in its own child process (`lake-bench transfer …`),
 //! so its peak RSS (`VmHWM`) is its own.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
@@ -115,24 +115,11 @@ pub async fn transfer(t: &Transfer) -> anyhow::Result<()> {
     }
     let measured = Measured {
         seconds: start.elapsed().as_secs_f64(),
-        peak_rss_bytes: own_peak_rss().unwrap_or(0),
+        peak_rss_bytes: child::peak_rss_bytes("self").unwrap_or(0),
         uri,
     };
     println!("{}", serde_json::to_string(&measured)?);
     Ok(())
-}
-
-fn own_peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kb * 1024)
 }
 
 fn run_transfer(kind: Kind, from: &str, to: &str, endpoint: &str) -> anyhow::Result<Measured> {
@@ -215,32 +202,22 @@ pub async fn files(work: &Path, mib: u64) -> anyhow::Result<Files> {
     let source = dir.join("source.bin");
     eprintln!("lake-bench: files: writing a {mib} MiB source file");
     generate(&source, mib)?;
-    let path = |p: PathBuf| p.to_string_lossy().to_string();
+    let path = |p: &Path| p.to_string_lossy().into_owned();
     let raw_object = dir.join("raw-stage").join("object");
     std::fs::create_dir_all(dir.join("raw-stage"))?;
     let raw_out = dir.join("raw-out.bin");
     let lake_out = dir.join("lake-out.bin");
 
     eprintln!("lake-bench: files: uploading and downloading, raw object_store then Lake");
-    let raw_put = run_transfer(
-        Kind::RawPut,
-        &path(source.clone()),
-        &path(raw_object.clone()),
-        "",
-    )?;
+    let raw_put = run_transfer(Kind::RawPut, &path(&source), &path(&raw_object), "")?;
     let lake_put = run_transfer(
         Kind::LakePut,
-        &path(source.clone()),
+        &path(&source),
         "bench_files",
         &server.endpoint,
     )?;
-    let raw_get = run_transfer(
-        Kind::RawGet,
-        &path(raw_object.clone()),
-        &path(raw_out.clone()),
-        "",
-    )?;
-    let lake_get = run_transfer(Kind::LakeGet, &lake_put.uri, &path(lake_out.clone()), "")?;
+    let raw_get = run_transfer(Kind::RawGet, &path(&raw_object), &path(&raw_out), "")?;
+    let lake_get = run_transfer(Kind::LakeGet, &lake_put.uri, &path(&lake_out), "")?;
     let verified = same_bytes(&source, &lake_out)? && same_bytes(&source, &raw_out)?;
     for f in [&source, &raw_object, &raw_out, &lake_out] {
         let _ = std::fs::remove_file(f);
