@@ -190,6 +190,67 @@ pub struct QueryOptions {
     /// planned on one replica is served by any.
     #[arg(long, env = "LAKE_TICKET_KEY_FILE")]
     pub ticket_key_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub iceberg: IcebergArgs,
+}
+
+/// The read-only `iceberg` catalog: external Iceberg tables behind an Iceberg REST
+/// catalog. Set none of these for no `iceberg` catalog; the URI and the warehouse are
+/// required together.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct IcebergArgs {
+    /// Iceberg REST catalog URI (before /v1), e.g. http://127.0.0.1:8181.
+    #[arg(long, env = "LAKE_ICEBERG_REST_URI")]
+    pub iceberg_rest_uri: Option<String>,
+    /// Warehouse the REST catalog serves (sent to GET /v1/config).
+    #[arg(long, env = "LAKE_ICEBERG_WAREHOUSE")]
+    pub iceberg_warehouse: Option<String>,
+    /// Path prefix when the server's /v1/config names none.
+    #[arg(long, env = "LAKE_ICEBERG_PREFIX")]
+    pub iceberg_prefix: Option<String>,
+    /// Bearer token for the REST catalog.
+    #[arg(long, env = "LAKE_ICEBERG_TOKEN", hide_env_values = true)]
+    pub iceberg_token: Option<String>,
+    /// OAuth2 client credentials CLIENT_ID:CLIENT_SECRET, exchanged for a token at the
+    /// catalog's /v1/oauth/tokens (or --iceberg-oauth2-server-uri).
+    #[arg(long, env = "LAKE_ICEBERG_CREDENTIAL", hide_env_values = true)]
+    pub iceberg_credential: Option<String>,
+    /// OAuth2 token endpoint other than <uri>/v1/oauth/tokens.
+    #[arg(long, env = "LAKE_ICEBERG_OAUTH2_SERVER_URI")]
+    pub iceberg_oauth2_server_uri: Option<String>,
+    /// OAuth2 scope (default: catalog).
+    #[arg(long, env = "LAKE_ICEBERG_SCOPE")]
+    pub iceberg_scope: Option<String>,
+    /// Storage setting for the table files, KEY=VALUE, repeatable: s3.endpoint,
+    /// s3.region, s3.access-key-id, s3.secret-access-key, s3.session-token,
+    /// s3.path-style-access (AWS_* environment variables apply otherwise).
+    #[arg(long, env = "LAKE_ICEBERG_STORAGE", value_delimiter = ',')]
+    pub iceberg_storage: Vec<String>,
+    /// Deadline in seconds for one REST call or metadata read (default 10).
+    #[arg(long, env = "LAKE_ICEBERG_TIMEOUT_SECS")]
+    pub iceberg_timeout_secs: Option<u64>,
+}
+
+impl IcebergArgs {
+    /// The configuration these flags give: `None` when none is set.
+    ///
+    /// # Errors
+    /// A partial or inconsistent configuration, naming what is missing or wrong.
+    pub fn config(&self) -> anyhow::Result<Option<lake_query::iceberg::IcebergConfig>> {
+        lake_query::iceberg::IcebergSettings {
+            uri: self.iceberg_rest_uri.clone(),
+            warehouse: self.iceberg_warehouse.clone(),
+            prefix: self.iceberg_prefix.clone(),
+            token: self.iceberg_token.clone(),
+            credential: self.iceberg_credential.clone(),
+            oauth2_server_uri: self.iceberg_oauth2_server_uri.clone(),
+            scope: self.iceberg_scope.clone(),
+            storage: self.iceberg_storage.clone(),
+            timeout_secs: self.iceberg_timeout_secs,
+        }
+        .config()
+        .map_err(|e| anyhow::anyhow!(e))
+    }
 }
 
 /// Runs one Query replica until `shutdown` resolves. Prints `lake: ready on ADDR` to
@@ -201,6 +262,7 @@ pub async fn run_query(
     options: QueryOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let iceberg = options.iceberg.config()?;
     let warehouse = options.warehouse.trim_end_matches('/').to_string();
     if let Some((scheme, _)) = warehouse.split_once("://")
         && !matches!(scheme, "s3" | "file")
@@ -227,7 +289,10 @@ pub async fn run_query(
     let replica = embedded::start_query(
         client,
         &warehouse,
-        options.stage_root.as_deref(),
+        &embedded::ReplicaOptions {
+            stage_root: options.stage_root.clone(),
+            iceberg,
+        },
         key,
         options.listen,
         shutdown,

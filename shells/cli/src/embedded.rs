@@ -10,6 +10,7 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use lake_metasrv::{Metasrv, MetasrvClient, RocksStore};
 use lake_query::catalog::Catalog;
+use lake_query::iceberg::IcebergConfig;
 use lake_query::{Engine, QueryError, TicketKey};
 use lake_sdk::LakeClient;
 
@@ -65,15 +66,15 @@ impl Embedded {
 /// Starts a Query replica: makes sure the default namespace exists, follows Metasrv's
 /// change stream into the catalog cache, and answers Flight SQL on `listen` over tables
 /// under `data_root` (a path or an object-store URI such as `s3://bucket/prefix`) until
-/// `shutdown` resolves. FILE bytes live on per-table stages under `stage_root` (default
-/// `<data_root>/stage`).
+/// `shutdown` resolves. FILE bytes live on per-table stages under `options.stage_root`
+/// (default `<data_root>/stage`); `options.iceberg` adds the read-only `iceberg` catalog.
 ///
 /// # Errors
 /// Metasrv is unreachable, the port is taken, or `stage_root` is not a stage URI.
 pub async fn start_query(
     client: MetasrvClient,
     data_root: &str,
-    stage_root: Option<&str>,
+    options: &ReplicaOptions,
     key: TicketKey,
     listen: SocketAddr,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
@@ -87,8 +88,12 @@ pub async fn start_query(
     }
     let catalog = Catalog::start(client.clone(), CACHE_LEASE_MS).await?;
     let mut engine = Engine::new(catalog, client, data_root, key);
-    if let Some(root) = stage_root {
+    if let Some(root) = &options.stage_root {
         engine = engine.with_stage_root(root)?;
+    }
+    if let Some(iceberg) = &options.iceberg {
+        engine = engine.with_iceberg(iceberg)?;
+        tracing::info!(uri = %iceberg.uri, warehouse = %iceberg.warehouse, "catalog iceberg: reading from the REST catalog");
     }
     let engine = Arc::new(engine);
     let listener = tokio::net::TcpListener::bind(listen)
@@ -163,6 +168,15 @@ pub fn ticket_key(path: &Path) -> anyhow::Result<TicketKey> {
     }
 }
 
+/// What a Query replica serves besides the `lake` catalog over its data root.
+#[derive(Clone, Debug, Default)]
+pub struct ReplicaOptions {
+    /// Where table stages live (default `<data root>/stage`).
+    pub stage_root: Option<String>,
+    /// The read-only `iceberg` catalog, when configured.
+    pub iceberg: Option<IcebergConfig>,
+}
+
 /// Starts the embedded server with data under `data_dir`, Flight SQL on `listen`
 /// (port 0 picks a free one), until `shutdown` resolves.
 ///
@@ -171,6 +185,19 @@ pub fn ticket_key(path: &Path) -> anyhow::Result<TicketKey> {
 pub async fn start(
     data_dir: &Path,
     listen: SocketAddr,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<Embedded> {
+    start_with(data_dir, listen, &ReplicaOptions::default(), shutdown).await
+}
+
+/// [`start`] with `options` for the Query replica (e.g. the `iceberg` catalog).
+///
+/// # Errors
+/// As [`start`].
+pub async fn start_with(
+    data_dir: &Path,
+    listen: SocketAddr,
+    options: &ReplicaOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<Embedded> {
     std::fs::create_dir_all(data_dir.join("tables"))
@@ -193,7 +220,7 @@ pub async fn start(
     let client = MetasrvClient::connect(&format!("http://{metasrv_addr}")).await?;
     let key = ticket_key(&data_dir.join("ticket.key"))?;
     let data_root = data_dir.to_string_lossy().to_string();
-    let replica = start_query(client, &data_root, None, key, listen, shutdown).await?;
+    let replica = start_query(client, &data_root, options, key, listen, shutdown).await?;
     tracing::info!(flight_addr = %replica.addr, data_dir = %data_dir.display(), "lake serve: Flight SQL listening");
     Ok(Embedded {
         flight_addr: replica.addr,

@@ -47,6 +47,8 @@ enum Command {
         /// TPC-H scale factor for --demo.
         #[arg(long, default_value_t = 0.01)]
         demo_scale: f64,
+        #[command(flatten)]
+        iceberg: lake::cluster::IcebergArgs,
     },
     /// Run one SQL statement and print the result.
     Sql {
@@ -202,9 +204,19 @@ fn main() -> anyhow::Result<()> {
                 listen,
                 demo,
                 demo_scale,
+                iceberg,
             } => {
-                let server =
-                    embedded::start(&data_dir, listen, lake::cluster::shutdown_signal()).await?;
+                let options = embedded::ReplicaOptions {
+                    stage_root: None,
+                    iceberg: iceberg.config()?,
+                };
+                let server = embedded::start_with(
+                    &data_dir,
+                    listen,
+                    &options,
+                    lake::cluster::shutdown_signal(),
+                )
+                .await?;
                 if demo {
                     embedded::load_demo(&server.endpoint(), demo_scale)
                         .await

@@ -106,7 +106,7 @@ async fn s3_uploads_resume_after_a_crash_and_presign() {
     let replica = lake::embedded::start_query(
         client,
         &format!("s3://{bucket}/warehouse"),
-        None,
+        &lake::embedded::ReplicaOptions::default(),
         TicketKey::new(&[5; 32]).expect("key"),
         "127.0.0.1:0".parse().expect("addr"),
         std::future::pending(),

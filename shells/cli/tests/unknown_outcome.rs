@@ -124,7 +124,7 @@ async fn an_append_whose_commit_answer_is_lost_lands_once_and_the_table_stays_re
     let replica = lake::embedded::start_query(
         client,
         &data.to_string_lossy(),
-        None,
+        &lake::embedded::ReplicaOptions::default(),
         key,
         "127.0.0.1:0".parse().expect("addr"),
         std::future::pending(),

@@ -25,7 +25,7 @@ use datafusion::logical_expr::{DdlStatement, DmlStatement, LogicalPlan, WriteOp}
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::{StreamExt, TryStreamExt};
-use lake_core::{Digest, Registry, TableMeta, TableState, resolve_version};
+use lake_core::{Digest, Registry, TableMeta, TableState, TimeTravel, resolve_version};
 use lake_metasrv::MetasrvClient;
 use lake_metasrv::client::Committed;
 use sha2::{Digest as _, Sha256};
@@ -33,8 +33,9 @@ use sha2::{Digest as _, Sha256};
 use crate::QueryError;
 use crate::catalog::Catalog;
 use crate::dataset::Datasets;
+use crate::iceberg::{IcebergCatalog, IcebergConfig, IcebergPin};
 use crate::scan::LanceTable;
-use crate::sql::{self, DEFAULT_NAMESPACE, LAKE_CATALOG, ParsedStatement};
+use crate::sql::{self, DEFAULT_NAMESPACE, ICEBERG_CATALOG, LAKE_CATALOG, ParsedStatement};
 use crate::ticket::{Pin, Sealed, TicketKey, b64, unb64};
 
 /// How long a write waits for the local catalog to show its own commit.
@@ -264,6 +265,14 @@ pub struct Engine {
     key: TicketKey,
     runtime: Arc<RuntimeEnv>,
     target_partitions: usize,
+    iceberg: Option<Arc<IcebergCatalog>>,
+}
+
+/// The snapshots a statement reads: Lake versions and Iceberg snapshots.
+#[derive(Clone, Debug, Default)]
+struct Pins {
+    lake: Vec<Pin>,
+    iceberg: Vec<IcebergPin>,
 }
 
 impl Engine {
@@ -289,7 +298,84 @@ impl Engine {
             key,
             runtime: Arc::new(RuntimeEnv::default()),
             target_partitions,
+            iceberg: None,
         }
+    }
+
+    /// Serves the read-only `iceberg` catalog from the REST catalog in `config`.
+    ///
+    /// # Errors
+    /// [`QueryError::InvalidArgument`] for a REST URI that is not http(s).
+    pub fn with_iceberg(mut self, config: &IcebergConfig) -> Result<Self, QueryError> {
+        self.iceberg = Some(Arc::new(IcebergCatalog::new(config)?));
+        Ok(self)
+    }
+
+    /// The `iceberg` catalog, when configured.
+    pub fn iceberg(&self) -> Option<&Arc<IcebergCatalog>> {
+        self.iceberg.as_ref()
+    }
+
+    /// Catalog names this replica serves.
+    pub fn catalogs(&self) -> Vec<&'static str> {
+        let mut out = vec![LAKE_CATALOG];
+        if self.iceberg.is_some() {
+            out.push(ICEBERG_CATALOG);
+        }
+        out
+    }
+
+    fn iceberg_catalog(&self) -> Result<&Arc<IcebergCatalog>, QueryError> {
+        self.iceberg.as_ref().ok_or_else(|| {
+            QueryError::NotFound(format!(
+                "catalog {ICEBERG_CATALOG} is not configured on this Query replica; start it with --iceberg-rest-uri and --iceberg-warehouse (or LAKE_ICEBERG_REST_URI and LAKE_ICEBERG_WAREHOUSE)"
+            ))
+        })
+    }
+
+    /// Iceberg namespaces as schema names (levels joined by `.`), sorted.
+    ///
+    /// # Errors
+    /// The catalog is not configured; the REST catalog fails or misses its deadline.
+    pub async fn iceberg_namespaces(&self) -> Result<Vec<String>, QueryError> {
+        let catalog = self.iceberg_catalog()?;
+        Ok(catalog
+            .namespaces()
+            .await?
+            .into_iter()
+            .map(|levels| levels.join("."))
+            .collect())
+    }
+
+    /// Iceberg tables as (schema name, table, current schema), for the namespaces that
+    /// `keep` accepts; schemas are loaded only when `with_schema` (otherwise empty).
+    ///
+    /// # Errors
+    /// As [`Self::iceberg_namespaces`].
+    pub async fn iceberg_tables(
+        &self,
+        keep: impl Fn(&str) -> bool,
+        with_schema: bool,
+    ) -> Result<Vec<(String, String, Schema)>, QueryError> {
+        let catalog = self.iceberg_catalog()?;
+        let mut out = Vec::new();
+        for levels in catalog.namespaces().await? {
+            let schema_name = levels.join(".");
+            if !keep(&schema_name) {
+                continue;
+            }
+            let mut names = catalog.tables(&levels).await?;
+            names.sort();
+            for name in names {
+                let schema = if with_schema {
+                    catalog.current_schema(&levels, &name).await?
+                } else {
+                    Schema::empty()
+                };
+                out.push((schema_name.clone(), name, schema));
+            }
+        }
+        Ok(out)
     }
 
     /// Puts table stages under `root` (`s3://bucket/prefix`, `file:///path` or an absolute
@@ -427,19 +513,30 @@ impl Engine {
     }
 
     /// Resolves the pins of `parsed` (or checks the given ones) against the catalog cache
-    /// and builds a session whose `lake` catalog holds exactly those versions.
+    /// and the `iceberg` catalog, and builds a session whose `lake` and `iceberg` catalogs
+    /// hold exactly those versions and snapshots.
     async fn pinned_session(
         &self,
         parsed: &ParsedStatement,
-        given: Option<&[Pin]>,
+        given: Option<&Pins>,
         strict: bool,
-    ) -> Result<(SessionContext, Vec<Pin>, u64), QueryError> {
+    ) -> Result<(SessionContext, Pins, u64), QueryError> {
+        let mut iceberg_tables: Vec<(Vec<String>, String)> = Vec::new();
         for reference in &parsed.tables {
-            if sql::lake_table(reference).is_none() {
-                return Err(QueryError::NotFound(format!(
-                    "catalog of {reference} does not exist; catalogs: [{LAKE_CATALOG}]"
-                )));
+            if sql::lake_table(reference).is_some() {
+                continue;
             }
+            if let Some(table) = sql::iceberg_table(reference) {
+                self.iceberg_catalog()?;
+                if !iceberg_tables.contains(&table) {
+                    iceberg_tables.push(table);
+                }
+                continue;
+            }
+            return Err(QueryError::NotFound(format!(
+                "catalog of {reference} does not exist; catalogs: [{}]",
+                self.catalogs().join(", ")
+            )));
         }
         if given.is_none() && !self.catalog.is_verified() {
             // Serve the last verified versions (DESIGN.md: keep answering from the cache),
@@ -453,6 +550,7 @@ impl Engine {
         let (resolved, namespaces, revision) = self.catalog.with_registry(|registry| {
             let resolved = match given {
                 Some(pins) => pins
+                    .lake
                     .iter()
                     .map(|pin| {
                         let table = registry.table_by_id(pin.table_id).ok_or_else(|| {
@@ -477,7 +575,7 @@ impl Engine {
         for ns in namespaces {
             schemas.insert(ns, Arc::new(MemorySchemaProvider::new()));
         }
-        let mut pins = Vec::with_capacity(resolved.len());
+        let mut pins = Pins::default();
         for (pin, table) in resolved {
             let provider: Arc<dyn TableProvider> = if pin.version == 0 {
                 let schema = schema_from_ipc(&table.meta.schema_ipc)?;
@@ -490,12 +588,38 @@ impl Engine {
                 .entry(pin.namespace.clone())
                 .or_insert_with(|| Arc::new(MemorySchemaProvider::new()));
             schema.register_table(pin.key.clone(), provider)?;
-            pins.push(pin);
+            pins.lake.push(pin);
         }
         for (name, schema) in schemas {
             lake.register_schema(&name, schema)?;
         }
         ctx.register_catalog(LAKE_CATALOG, lake);
+        if !iceberg_tables.is_empty() {
+            let catalog = self.iceberg_catalog()?;
+            pins.iceberg = match given {
+                Some(given) => given.iceberg.clone(),
+                None => {
+                    let mut out = Vec::with_capacity(iceberg_tables.len());
+                    for (namespace, key) in &iceberg_tables {
+                        out.push(catalog.pin(namespace, key).await?);
+                    }
+                    out
+                }
+            };
+            let iceberg = Arc::new(MemoryCatalogProvider::new());
+            let mut schemas: BTreeMap<String, Arc<MemorySchemaProvider>> = BTreeMap::new();
+            for pin in &pins.iceberg {
+                let provider = catalog.provider(pin).await?;
+                schemas
+                    .entry(pin.namespace.join("."))
+                    .or_insert_with(|| Arc::new(MemorySchemaProvider::new()))
+                    .register_table(pin.key.clone(), provider)?;
+            }
+            for (name, schema) in schemas {
+                iceberg.register_schema(&name, schema)?;
+            }
+            ctx.register_catalog(ICEBERG_CATALOG, iceberg);
+        }
         Ok((ctx, pins, revision))
     }
 
@@ -505,9 +629,9 @@ impl Engine {
     async fn plan(
         &self,
         sql_text: &str,
-        given: Option<&[Pin]>,
+        given: Option<&Pins>,
         bind: Bind,
-    ) -> Result<(SessionContext, LogicalPlan, Vec<Pin>, u64), QueryError> {
+    ) -> Result<(SessionContext, LogicalPlan, Pins, u64), QueryError> {
         let parsed = sql::parse(sql_text)?;
         let strict = is_read(&parsed.statement);
         let (ctx, pins, revision) = self.pinned_session(&parsed, given, strict).await?;
@@ -606,7 +730,7 @@ impl Engine {
         let (namespace, key) = sql::lake_table(table_name)
             .ok_or_else(|| QueryError::Unsupported(format!("cannot insert into {table_name}")))?;
         let (name, spec) = sql::split_table_key(&key);
-        if spec != lake_core::VersionSpec::Latest {
+        if spec != TimeTravel::Latest {
             return Err(QueryError::InvalidArgument(
                 "INSERT cannot target a past version of a table".into(),
             ));
@@ -656,7 +780,8 @@ impl Engine {
             schema: physical.schema(),
             ticket: Sealed::Query {
                 sql: sql_text.to_string(),
-                pins,
+                pins: pins.lake,
+                iceberg: pins.iceberg,
                 params,
                 revision,
             },
@@ -721,9 +846,14 @@ impl Engine {
             Sealed::Query {
                 sql,
                 pins,
+                iceberg,
                 params,
                 revision,
             } => {
+                let pins = Pins {
+                    lake: pins,
+                    iceberg,
+                };
                 // Another replica may have planned this ticket: catch up to its revision.
                 self.catalog
                     .wait_for(revision, READ_YOUR_WRITES_TIMEOUT)
@@ -1040,12 +1170,9 @@ fn resolve_pins(
             Err(e) if strict => return Err(e),
             Err(_) => continue,
         };
-        let version = resolve_version(
-            &format!("{LAKE_CATALOG}.{namespace}.{name}"),
-            &table.versions,
-            spec,
-        )
-        .map_err(snapshot_error)?;
+        let display = format!("{LAKE_CATALOG}.{namespace}.{name}");
+        let spec = spec.for_lake(&display).map_err(snapshot_error)?;
+        let version = resolve_version(&display, &table.versions, spec).map_err(snapshot_error)?;
         out.push((
             Pin {
                 namespace,
@@ -1060,7 +1187,7 @@ fn resolve_pins(
 }
 
 /// A snapshot-resolution error, with times shown as UTC timestamps rather than epoch ms.
-fn snapshot_error(e: lake_core::SnapshotError) -> QueryError {
+pub(crate) fn snapshot_error(e: lake_core::SnapshotError) -> QueryError {
     let utc = |ms: i64| {
         arrow::temporal_conversions::timestamp_ms_to_datetime(ms).map_or_else(
             || format!("{ms} ms"),
@@ -1077,6 +1204,9 @@ fn snapshot_error(e: lake_core::SnapshotError) -> QueryError {
             utc(requested_ms),
             utc(first_ms)
         )),
+        e @ lake_core::SnapshotError::Unsupported { .. } => {
+            QueryError::InvalidArgument(e.to_string())
+        }
         other => QueryError::NotFound(other.to_string()),
     }
 }

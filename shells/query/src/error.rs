@@ -35,9 +35,16 @@ pub enum QueryError {
     /// DataFusion failed while executing.
     #[error("execution: {0}")]
     Execution(String),
-    /// A wait (read-your-writes, commit) ran out of time.
+    /// A wait (read-your-writes, commit, an external catalog) ran out of time.
     #[error("{0}")]
     Timeout(String),
+    /// An external service (the Iceberg REST catalog, its storage) cannot be reached or
+    /// failed.
+    #[error("{0}")]
+    Unavailable(String),
+    /// An external service refused Lake's credentials.
+    #[error("{0}")]
+    Unauthenticated(String),
 }
 
 impl From<DataFusionError> for QueryError {
@@ -90,6 +97,8 @@ impl From<QueryError> for Status {
             QueryError::Conflict(_) => Status::already_exists(message),
             QueryError::TooLarge(_) => Status::resource_exhausted(message),
             QueryError::Timeout(_) => Status::deadline_exceeded(message),
+            QueryError::Unavailable(_) => Status::unavailable(message),
+            QueryError::Unauthenticated(_) => Status::unauthenticated(message),
             QueryError::Metasrv(m) => {
                 let status = Status::from(m);
                 Status::new(status.code(), status.message().to_string())

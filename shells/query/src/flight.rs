@@ -38,7 +38,7 @@ use tonic::{Request, Response, Status, Streaming};
 
 use crate::QueryError;
 use crate::engine::{Engine, Planned};
-use crate::sql::LAKE_CATALOG;
+use crate::sql::{ICEBERG_CATALOG, LAKE_CATALOG};
 use crate::ticket::Sealed;
 
 /// Largest request body (DoPut payload, SQL) accepted, in bytes.
@@ -287,7 +287,9 @@ impl FlightSqlService for LakeFlightService {
         _request: Request<Ticket>,
     ) -> Result<Response<DoGetStream>, Status> {
         let mut builder = query.into_builder();
-        builder.append(LAKE_CATALOG);
+        for catalog in self.engine.catalogs() {
+            builder.append(catalog);
+        }
         Ok(one_batch(builder.build().map_err(Status::from)?))
     }
 
@@ -305,9 +307,22 @@ impl FlightSqlService for LakeFlightService {
         query: CommandGetDbSchemas,
         _request: Request<Ticket>,
     ) -> Result<Response<DoGetStream>, Status> {
+        let catalog = query.catalog.clone();
         let mut builder = query.into_builder();
-        for namespace in self.engine.namespaces() {
-            builder.append(LAKE_CATALOG, namespace);
+        if wants(catalog.as_deref(), LAKE_CATALOG) {
+            for namespace in self.engine.namespaces() {
+                builder.append(LAKE_CATALOG, namespace);
+            }
+        }
+        if self.engine.iceberg().is_some() && wants(catalog.as_deref(), ICEBERG_CATALOG) {
+            match self.engine.iceberg_namespaces().await {
+                Ok(namespaces) => {
+                    for namespace in namespaces {
+                        builder.append(ICEBERG_CATALOG, namespace);
+                    }
+                }
+                Err(e) => external_listing_failed(catalog.as_deref(), e)?,
+            }
         }
         Ok(one_batch(builder.build().map_err(Status::from)?))
     }
@@ -326,11 +341,44 @@ impl FlightSqlService for LakeFlightService {
         query: CommandGetTables,
         _request: Request<Ticket>,
     ) -> Result<Response<DoGetStream>, Status> {
+        let catalog = query.catalog.clone();
+        let schema_pattern = query.db_schema_filter_pattern.clone();
+        let table_pattern = query.table_name_filter_pattern.clone();
+        let include_schema = query.include_schema;
         let mut builder = query.into_builder();
-        for (namespace, name, schema) in self.engine.tables()? {
-            builder
-                .append(LAKE_CATALOG, namespace, name, "TABLE", &schema)
-                .map_err(Status::from)?;
+        if wants(catalog.as_deref(), LAKE_CATALOG) {
+            for (namespace, name, schema) in self.engine.tables()? {
+                builder
+                    .append(LAKE_CATALOG, namespace, name, "TABLE", &schema)
+                    .map_err(Status::from)?;
+            }
+        }
+        if self.engine.iceberg().is_some() && wants(catalog.as_deref(), ICEBERG_CATALOG) {
+            // Load schemas only for the tables the filters keep: each is a metadata read.
+            let keep_schema = |s: &str| schema_pattern.as_deref().is_none_or(|p| like(p, s));
+            let listed = self.engine.iceberg_tables(keep_schema, false).await;
+            match listed {
+                Ok(tables) => {
+                    for (namespace, name, _) in tables {
+                        if table_pattern.as_deref().is_some_and(|p| !like(p, &name)) {
+                            continue;
+                        }
+                        let schema = if include_schema {
+                            let levels = crate::iceberg::namespace_levels(&namespace);
+                            match self.engine.iceberg() {
+                                Some(iceberg) => iceberg.current_schema(&levels, &name).await?,
+                                None => Schema::empty(),
+                            }
+                        } else {
+                            Schema::empty()
+                        };
+                        builder
+                            .append(ICEBERG_CATALOG, namespace, name, "TABLE", &schema)
+                            .map_err(Status::from)?;
+                    }
+                }
+                Err(e) => external_listing_failed(catalog.as_deref(), e)?,
+            }
         }
         Ok(one_batch(builder.build().map_err(Status::from)?))
     }
@@ -423,8 +471,14 @@ impl FlightSqlService for LakeFlightService {
         if let Some(catalog) = &command.catalog
             && catalog != LAKE_CATALOG
         {
+            if catalog == ICEBERG_CATALOG && self.engine.iceberg().is_some() {
+                return Err(Status::unimplemented(format!(
+                    "catalog {ICEBERG_CATALOG} is read-only: Lake never writes Iceberg tables; ingest into catalog {LAKE_CATALOG}"
+                )));
+            }
             return Err(Status::not_found(format!(
-                "catalog {catalog} does not exist; catalogs: [{LAKE_CATALOG}]"
+                "catalog {catalog} does not exist; catalogs: [{}]",
+                self.engine.catalogs().join(", ")
             )));
         }
         let namespace = command
@@ -569,4 +623,30 @@ impl FlightSqlService for LakeFlightService {
     }
 
     async fn register_sql_info(&self, _id: i32, _result: &SqlInfo) {}
+}
+
+/// Whether a listing filtered to `filter` (Flight SQL `catalog`; `None` is every catalog)
+/// includes `catalog`.
+fn wants(filter: Option<&str>, catalog: &str) -> bool {
+    filter.is_none_or(|f| f == catalog)
+}
+
+/// A listing of every catalog leaves out an unreachable `iceberg` catalog (logged), so
+/// Lake tables stay listable; a listing of `iceberg` alone fails with the cause.
+fn external_listing_failed(filter: Option<&str>, e: QueryError) -> Result<(), Status> {
+    if filter == Some(ICEBERG_CATALOG) {
+        return Err(e.into());
+    }
+    tracing::warn!(error = %e, "listing without catalog {ICEBERG_CATALOG}: its REST catalog failed");
+    Ok(())
+}
+
+/// Whether `text` matches the SQL `LIKE` pattern of a Flight SQL filter (arrow's kernel,
+/// as the metadata builders apply it).
+fn like(pattern: &str, text: &str) -> bool {
+    let texts = arrow::array::StringArray::from(vec![text]);
+    let pattern = arrow::array::Scalar::new(arrow::array::StringArray::from(vec![pattern]));
+    arrow::compute::kernels::comparison::like(&texts, &pattern)
+        .map(|matched| matched.value(0))
+        .unwrap_or(false)
 }

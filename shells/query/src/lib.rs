@@ -13,6 +13,7 @@ pub mod engine;
 mod error;
 pub mod files;
 pub mod flight;
+pub mod iceberg;
 pub mod scan;
 pub mod sql;
 pub mod ticket;

@@ -2,13 +2,19 @@
 //!
 //! Time travel uses the Spark / Databricks syntax that sqlparser parses when a dialect
 //! supports table versioning: `t VERSION AS OF 3`, `t TIMESTAMP AS OF '2026-11-29 10:00:00'`
-//! (also `t FOR SYSTEM_TIME AS OF '…'`). DataFusion's planner ignores table versions, so
-//! before planning each versioned table factor is rewritten to an internal name that
-//! carries its clause (`lineitem@v3`, `lineitem@t1700000000000`), aliased back to the
+//! (also `t FOR SYSTEM_TIME AS OF '…'`), plus Trino's `FOR VERSION AS OF` / `FOR TIMESTAMP
+//! AS OF` and a ref name for Iceberg tables (`t VERSION AS OF 'dev'`, Spark's and Trino's
+//! form for a branch or tag). DataFusion's planner ignores table versions, so before
+//! planning each versioned table factor is rewritten to an internal name that carries its
+//! clause (`lineitem@v3`, `lineitem@t1700000000000`, `orders@rdev`), aliased back to the
 //! table's own name so qualified column references still work. The query's catalog then
 //! serves exactly the pinned version under that name.
+//!
+//! Iceberg namespaces may have several levels: `iceberg.a.b.t` is rewritten to
+//! `iceberg."a.b".t`, the schema name under which the `iceberg` catalog serves them.
 
 use std::any::TypeId;
+use std::borrow::Cow;
 use std::ops::ControlFlow;
 
 use arrow::array::timezone::Tz;
@@ -17,15 +23,22 @@ use datafusion::sql::TableReference;
 use datafusion::sql::parser::{DFParserBuilder, Statement};
 use datafusion::sql::resolve::resolve_table_references;
 use datafusion::sql::sqlparser::ast::{
-    Expr, Ident, ObjectNamePart, TableAlias, TableFactor, TableVersion, Value, VisitMut, VisitorMut,
+    Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName, ObjectNamePart,
+    Statement as Ast, TableAlias, TableFactor, TableObject, TableVersion, Value, Visit, VisitMut,
+    Visitor, VisitorMut,
 };
 use datafusion::sql::sqlparser::dialect::{Dialect, GenericDialect};
-use lake_core::VersionSpec;
+use datafusion::sql::sqlparser::tokenizer::{Location, Token, Tokenizer};
+use lake_core::TimeTravel;
 
 use crate::QueryError;
 
 /// The catalog of native Lake tables.
 pub const LAKE_CATALOG: &str = "lake";
+/// The read-only catalog of external Iceberg tables.
+pub const ICEBERG_CATALOG: &str = "iceberg";
+/// The function that carries a ref name through sqlparser (see [`rewrite_ref_clauses`]).
+const REF_MARKER: &str = "__lake_ref";
 /// The namespace of unqualified table names.
 pub const DEFAULT_NAMESPACE: &str = "default";
 /// Longest SQL text accepted, in bytes.
@@ -134,18 +147,144 @@ pub struct ParsedStatement {
     pub tables: Vec<TableReference>,
 }
 
-/// Splits an internal table key (`name`, `name@v3`, `name@t<ms>`) into the table name and
-/// its version clause.
-pub fn split_table_key(key: &str) -> (&str, VersionSpec) {
+/// Splits an internal table key (`name`, `name@v3`, `name@t<ms>`, `name@r<ref>`) into
+/// the table name and its time-travel clause.
+pub fn split_table_key(key: &str) -> (&str, TimeTravel) {
     if let Some((name, clause)) = key.split_once('@') {
         if let Some(v) = clause.strip_prefix('v').and_then(|v| v.parse().ok()) {
-            return (name, VersionSpec::Version(v));
+            return (name, TimeTravel::Number(v));
         }
         if let Some(t) = clause.strip_prefix('t').and_then(|t| t.parse().ok()) {
-            return (name, VersionSpec::AsOfMs(t));
+            return (name, TimeTravel::AsOfMs(t));
+        }
+        if let Some(r) = clause.strip_prefix('r') {
+            return (name, TimeTravel::Name(r.to_string()));
         }
     }
-    (key, VersionSpec::Latest)
+    (key, TimeTravel::Latest)
+}
+
+/// Byte offset of a tokenizer location (1-based line and column, columns in chars).
+fn byte_offset(sql: &str, line_starts: &[usize], at: Location) -> usize {
+    let line = usize::try_from(at.line).unwrap_or(usize::MAX);
+    let column = usize::try_from(at.column).unwrap_or(usize::MAX);
+    let Some(&start) = line_starts.get(line.saturating_sub(1)) else {
+        return sql.len();
+    };
+    sql[start..]
+        .char_indices()
+        .nth(column.saturating_sub(1))
+        .map_or(sql.len(), |(i, _)| start + i)
+}
+
+/// Rewrites the time-travel forms sqlparser does not parse into ones it does: Trino's
+/// `FOR VERSION AS OF` / `FOR TIMESTAMP AS OF` lose their `FOR`, and `VERSION AS OF 'ref'`
+/// becomes `FOR SYSTEM_TIME AS OF __lake_ref('ref')`. Works on tokens, so string literals
+/// and comments are never touched.
+fn rewrite_ref_clauses(sql: &str) -> Result<Cow<'_, str>, QueryError> {
+    let upper = sql.to_ascii_uppercase();
+    if !(upper.contains("VERSION") || upper.contains("TIMESTAMP")) || !upper.contains("OF") {
+        return Ok(Cow::Borrowed(sql));
+    }
+    let dialect = LakeDialect::default();
+    let tokens = Tokenizer::new(&dialect, sql)
+        .tokenize_with_location()
+        .map_err(|e| QueryError::Sql(e.to_string()))?;
+    let significant: Vec<usize> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
+        .map(|(i, _)| i)
+        .collect();
+    let is_keyword = |n: usize, keyword: &str| {
+        significant.get(n).is_some_and(|&i| {
+            matches!(&tokens[i].token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(keyword))
+        })
+    };
+    let mut line_starts = vec![0];
+    line_starts.extend(sql.match_indices('\n').map(|(i, _)| i + 1));
+    let start = |n: usize| byte_offset(sql, &line_starts, tokens[significant[n]].span.start);
+    let end = |n: usize| byte_offset(sql, &line_starts, tokens[significant[n]].span.end);
+    let mut edits: Vec<(usize, usize, String)> = Vec::new();
+    for n in 0..significant.len() {
+        let as_of = |k: usize| is_keyword(k, "AS") && is_keyword(k + 1, "OF");
+        if is_keyword(n, "FOR")
+            && (is_keyword(n + 1, "VERSION") || is_keyword(n + 1, "TIMESTAMP"))
+            && as_of(n + 2)
+        {
+            edits.push((start(n), start(n + 1), String::new()));
+        }
+        if is_keyword(n, "VERSION")
+            && as_of(n + 1)
+            && let Some(&i) = significant.get(n + 3)
+            && let Token::SingleQuotedString(name) = &tokens[i].token
+        {
+            edits.push((
+                start(n),
+                end(n + 3),
+                format!(
+                    "FOR SYSTEM_TIME AS OF {REF_MARKER}('{}')",
+                    name.replace('\'', "''")
+                ),
+            ));
+        }
+    }
+    if edits.is_empty() {
+        return Ok(Cow::Borrowed(sql));
+    }
+    let mut out = String::with_capacity(sql.len() + 32);
+    let mut at = 0;
+    for (from, to, text) in edits {
+        out.push_str(&sql[at..from]);
+        out.push_str(&text);
+        at = to;
+    }
+    out.push_str(&sql[at..]);
+    Ok(Cow::Owned(out))
+}
+
+/// The first table a statement would write, create or drop in the read-only `iceberg`
+/// catalog.
+fn iceberg_write_target(statement: &Statement) -> Option<String> {
+    let in_iceberg = |name: &ObjectName| matches!(name.0.first(), Some(ObjectNamePart::Identifier(first)) if normalize(first) == ICEBERG_CATALOG);
+    let Statement::Statement(ast) = statement else {
+        return None;
+    };
+    match ast.as_ref() {
+        Ast::Query(_) | Ast::Explain { .. } => None,
+        Ast::Insert(insert) => match &insert.table {
+            TableObject::TableName(name) if in_iceberg(name) => Some(name.to_string()),
+            _ => None,
+        },
+        Ast::CreateTable(create) => in_iceberg(&create.name).then(|| create.name.to_string()),
+        Ast::Drop { names, .. } => names
+            .iter()
+            .find(|n| in_iceberg(n))
+            .map(ToString::to_string),
+        Ast::CreateSchema { schema_name, .. } => {
+            let text = schema_name.to_string();
+            let first = text.split('.').next().unwrap_or_default().trim_matches('"');
+            (first.eq_ignore_ascii_case(ICEBERG_CATALOG)).then_some(text)
+        }
+        // UPDATE, DELETE, MERGE, TRUNCATE, ALTER, CREATE VIEW …: any Iceberg table named.
+        other => {
+            struct Find(Option<String>);
+            impl Visitor for Find {
+                type Break = ();
+                fn pre_visit_relation(&mut self, name: &ObjectName) -> ControlFlow<()> {
+                    if matches!(name.0.first(), Some(ObjectNamePart::Identifier(first)) if normalize(first) == ICEBERG_CATALOG)
+                    {
+                        self.0 = Some(name.to_string());
+                        return ControlFlow::Break(());
+                    }
+                    ControlFlow::Continue(())
+                }
+            }
+            let mut find = Find(None);
+            let _ = other.visit(&mut find);
+            find.0
+        }
+    }
 }
 
 /// Parses exactly one statement and rewrites its time-travel clauses.
@@ -161,8 +300,9 @@ pub fn parse(sql: &str) -> Result<ParsedStatement, QueryError> {
             sql.len()
         )));
     }
+    let sql = rewrite_ref_clauses(sql)?;
     let dialect = LakeDialect::default();
-    let mut statements = DFParserBuilder::new(sql)
+    let mut statements = DFParserBuilder::new(sql.as_ref())
         .with_dialect(&dialect)
         .build()
         .and_then(|mut p| p.parse_statements())
@@ -176,6 +316,11 @@ pub fn parse(sql: &str) -> Result<ParsedStatement, QueryError> {
     let mut statement = statements
         .pop_front()
         .ok_or_else(|| QueryError::Sql("empty SQL".into()))?;
+    if let Some(target) = iceberg_write_target(&statement) {
+        return Err(QueryError::Unsupported(format!(
+            "writing {target}: catalog {ICEBERG_CATALOG} is read-only. Lake reads Iceberg tables from their REST catalog and never changes them; write with the engine that owns the table, or copy rows into Lake with CREATE TABLE lake.<namespace>.<table> AS SELECT … FROM {target}"
+        )));
+    }
     if let Statement::Statement(inner) = &mut statement {
         let mut rewriter = Rewriter {
             error: None,
@@ -227,6 +372,32 @@ impl VisitorMut for Rewriter {
         ControlFlow::Continue(())
     }
 
+    fn pre_visit_relation(&mut self, name: &mut ObjectName) -> ControlFlow<()> {
+        // iceberg.a.b.t → iceberg."a.b".t
+        let parts = &mut name.0;
+        let is_iceberg = matches!(parts.first(), Some(ObjectNamePart::Identifier(first)) if normalize(first) == ICEBERG_CATALOG);
+        if is_iceberg && parts.len() > 3 {
+            let levels: Option<Vec<String>> = parts[1..parts.len() - 1]
+                .iter()
+                .map(|p| match p {
+                    ObjectNamePart::Identifier(ident) => Some(normalize(ident)),
+                    _ => None,
+                })
+                .collect();
+            if let Some(levels) = levels {
+                let last = parts.len() - 1;
+                let table = parts[last].clone();
+                let catalog = parts[0].clone();
+                *parts = vec![
+                    catalog,
+                    ObjectNamePart::Identifier(Ident::with_quote('"', levels.join("."))),
+                    table,
+                ];
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
     fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<()> {
         let TableFactor::Table {
             name,
@@ -253,9 +424,10 @@ impl VisitorMut for Rewriter {
         };
         let original = last.clone();
         let suffix = match spec {
-            VersionSpec::Version(v) => format!("v{v}"),
-            VersionSpec::AsOfMs(t) => format!("t{t}"),
-            VersionSpec::Latest => return ControlFlow::Continue(()),
+            TimeTravel::Number(v) => format!("v{v}"),
+            TimeTravel::AsOfMs(t) => format!("t{t}"),
+            TimeTravel::Name(r) => format!("r{r}"),
+            TimeTravel::Latest => return ControlFlow::Continue(()),
         };
         // Quoted, so normalization keeps the name and the '@' intact.
         *last = Ident::with_quote('"', format!("{}@{suffix}", normalize(&original)));
@@ -279,18 +451,32 @@ fn normalize(ident: &Ident) -> String {
     }
 }
 
-fn version_spec(clause: &TableVersion) -> Result<VersionSpec, QueryError> {
+fn version_spec(clause: &TableVersion) -> Result<TimeTravel, QueryError> {
     match clause {
         TableVersion::VersionAsOf(expr) => match literal(expr) {
-            Some(Literal::Number(n)) => n.parse::<u64>().map(VersionSpec::Version).map_err(|_| {
+            Some(Literal::Number(n)) => n.parse::<i64>().map(TimeTravel::Number).map_err(|_| {
                 QueryError::Sql(format!(
-                    "VERSION AS OF needs a version number (1, 2, …), got {n}"
+                    "VERSION AS OF needs a version number (1, 2, …), an Iceberg snapshot id, or an Iceberg branch or tag name in quotes; got {n}"
                 ))
             }),
             _ => Err(QueryError::Sql(format!(
-                "VERSION AS OF needs a version number (1, 2, …), got {expr}"
+                "VERSION AS OF needs a version number (1, 2, …), an Iceberg snapshot id, or an Iceberg branch or tag name in quotes; got {expr}"
             ))),
         },
+        TableVersion::ForSystemTimeAsOf(Expr::Function(function))
+            if function.name.to_string() == REF_MARKER =>
+        {
+            match &function.args {
+                FunctionArguments::List(list) => match list.args.as_slice() {
+                    [FunctionArg::Unnamed(FunctionArgExpr::Expr(expr))] => match literal(expr) {
+                        Some(Literal::String(name)) if !name.is_empty() => Ok(TimeTravel::Name(name)),
+                        _ => Err(QueryError::Sql("VERSION AS OF needs a non-empty ref name".into())),
+                    },
+                    _ => Err(QueryError::Sql("VERSION AS OF takes one ref name".into())),
+                },
+                _ => Err(QueryError::Sql("VERSION AS OF takes one ref name".into())),
+            }
+        }
         TableVersion::TimestampAsOf(expr) | TableVersion::ForSystemTimeAsOf(expr) => {
             match literal(expr) {
                 Some(Literal::String(s)) => {
@@ -300,9 +486,9 @@ fn version_spec(clause: &TableVersion) -> Result<VersionSpec, QueryError> {
                             "TIMESTAMP AS OF needs a timestamp such as '2026-11-29 10:00:00' or '2026-11-29T10:00:00Z' (UTC unless an offset is given); {s:?}: {e}"
                         ))
                     })?;
-                    Ok(VersionSpec::AsOfMs(at.timestamp_millis()))
+                    Ok(TimeTravel::AsOfMs(at.timestamp_millis()))
                 }
-                Some(Literal::Number(n)) => n.parse::<i64>().map(VersionSpec::AsOfMs).map_err(|_| {
+                Some(Literal::Number(n)) => n.parse::<i64>().map(TimeTravel::AsOfMs).map_err(|_| {
                     QueryError::Sql(format!(
                         "TIMESTAMP AS OF with a number needs milliseconds since the Unix epoch, got {n}"
                     ))
@@ -313,7 +499,7 @@ fn version_spec(clause: &TableVersion) -> Result<VersionSpec, QueryError> {
             }
         }
         other => Err(QueryError::Sql(format!(
-            "unsupported time-travel clause {other}; use VERSION AS OF n or TIMESTAMP AS OF 'timestamp'"
+            "unsupported time-travel clause {other}; use VERSION AS OF n, VERSION AS OF 'branch-or-tag' or TIMESTAMP AS OF 'timestamp'"
         ))),
     }
 }
@@ -339,6 +525,21 @@ fn literal(expr: &Expr) -> Option<Literal> {
             _ => None,
         },
         Expr::Cast { expr, .. } | Expr::Nested(expr) => literal(expr),
+        _ => None,
+    }
+}
+
+/// The Iceberg table a reference names: (namespace levels, table key) when its catalog is
+/// `iceberg`.
+pub fn iceberg_table(reference: &TableReference) -> Option<(Vec<String>, String)> {
+    match reference {
+        TableReference::Full {
+            catalog,
+            schema,
+            table,
+        } if catalog.as_ref() == ICEBERG_CATALOG => {
+            Some((crate::iceberg::namespace_levels(schema), table.to_string()))
+        }
         _ => None,
     }
 }

@@ -36,6 +36,9 @@ pub enum Sealed {
     Query {
         sql: String,
         pins: Vec<Pin>,
+        /// Iceberg tables read, each at the snapshot planning resolved.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        iceberg: Vec<crate::iceberg::IcebergPin>,
         /// Bound parameters: base64 of an Arrow IPC stream; one execution per row.
         params: Option<String>,
         /// Registry revision the pins were resolved at.
@@ -135,6 +138,12 @@ mod tests {
                 key: "t".into(),
                 table_id: 3,
                 version: 9,
+            }],
+            iceberg: vec![crate::iceberg::IcebergPin {
+                namespace: vec!["lab".into(), "robots".into()],
+                key: "runs@rdev".into(),
+                metadata_location: "file:///w/metadata/00001.metadata.json".into(),
+                snapshot_id: Some(42),
             }],
             params: None,
             revision: 12,
