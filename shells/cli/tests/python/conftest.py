@@ -1,5 +1,6 @@
 """Fixtures: a real `lake serve --demo` on a free 127.0.0.1 port, and ADBC connections."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from cluster import free_port, lake_binary  # noqa: E402  (one copy, shared with
 class LakeServer:
     """One `lake serve` process; its stderr is kept for failure messages."""
 
-    def __init__(self, data_dir: str, demo: bool):
+    def __init__(self, data_dir: str, demo: bool, env: dict | None = None):
         self.data_dir = data_dir
         self.port = free_port()
         self.uri = f"grpc://127.0.0.1:{self.port}"
@@ -28,7 +29,8 @@ class LakeServer:
         if demo:
             args.append("--demo")
         self.log: list[str] = []
-        self.proc = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+        self.proc = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                                     env={**os.environ, **(env or {})})
         ready = threading.Event()
 
         def pump():

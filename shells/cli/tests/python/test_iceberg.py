@@ -1,0 +1,358 @@
+"""Lake's read-only `iceberg` catalog through a real Flight SQL client (ADBC).
+
+The tables are written by pyiceberg (fixtures/iceberg/make_tables.py) and served by the
+spec-following REST catalog in fixtures/iceberg/rest_catalog.py; every expected value is
+pyiceberg's own read of the same snapshot (expected.json), never Lake's output echoed."""
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import adbc_driver_flightsql.dbapi as flightsql
+import pyarrow as pa
+import pytest
+
+from conftest import LakeServer, lake_binary, query
+
+REPO = Path(__file__).resolve().parents[4]
+FIXTURES = REPO / "fixtures" / "iceberg"
+sys.path.insert(0, str(FIXTURES))
+from make_tables import catalog as sql_catalog  # noqa: E402
+from rest_catalog import serve  # noqa: E402
+
+TOKEN = "secret-token"
+CLIENT = ("lake", "lake-secret")
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    out = tmp_path_factory.mktemp("iceberg")
+    subprocess.run([sys.executable, str(FIXTURES / "make_tables.py"), str(out)], check=True, timeout=300)
+    return out, json.loads((out / "expected.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def rest(tables):
+    out, _ = tables
+    server = serve(out, 0, "fixtures", "fixtures", TOKEN, CLIENT)
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def stats(rest):
+    with urllib.request.urlopen(f"{rest}/test/stats", timeout=10) as response:
+        return json.loads(response.read())
+
+
+def start_lake(env):
+    data_dir = tempfile.mkdtemp(prefix="lake-iceberg-")
+    return LakeServer(data_dir, demo=False, env=env), data_dir
+
+
+@pytest.fixture(scope="module")
+def lake(rest):
+    server, data_dir = start_lake({
+        "LAKE_ICEBERG_REST_URI": rest,
+        "LAKE_ICEBERG_WAREHOUSE": "fixtures",
+        "LAKE_ICEBERG_TOKEN": TOKEN,
+    })
+    yield server
+    server.stop()
+    shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture()
+def conn(lake):
+    with flightsql.connect(lake.uri, autocommit=True) as connection:
+        yield connection
+
+
+def rows(table: pa.Table):
+    """Rows as JSON values, sorted by id, as expected.json records them."""
+    return json.loads(json.dumps(table.sort_by([("id", "ascending")]).to_pylist(), default=str))
+
+
+def orders(expected):
+    return expected["tables"]["sales.orders"]
+
+
+def error_of(conn, sql):
+    with pytest.raises(Exception) as failure:
+        query(conn, sql)
+    return str(failure.value)
+
+
+def test_every_snapshot_reads_as_pyiceberg_reads_it_under_its_own_schema(conn, tables):
+    _, expected = tables
+    table = orders(expected)
+    assert len(table["snapshots"]) == 5
+    for snapshot in table["snapshots"]:
+        got = query(conn, f"SELECT * FROM iceberg.sales.orders VERSION AS OF {snapshot['snapshot_id']}")
+        assert got.column_names == snapshot["columns"], snapshot["what"]
+        assert rows(got) == snapshot["rows"], snapshot["what"]
+    # Trino's spelling reads the same snapshot.
+    first = table["snapshots"][0]
+    got = query(conn, f"SELECT * FROM iceberg.sales.orders FOR VERSION AS OF {first['snapshot_id']}")
+    assert rows(got) == first["rows"]
+
+
+def test_evolution_is_matched_by_field_id(conn, tables):
+    _, expected = tables
+    snapshots = orders(expected)["snapshots"]
+    # The first snapshot wrote `customer` and an `amount` that was later dropped and
+    # re-added with a new field id: read at the current snapshot, the renamed column keeps
+    # its values and the old amounts do not come back.
+    current = query(conn, "SELECT id, client, amount FROM iceberg.sales.orders WHERE id = 1").to_pylist()
+    assert current == [{"id": 1, "client": "ann", "amount": None}]
+    first = query(conn, f"SELECT id, customer, amount FROM iceberg.sales.orders VERSION AS OF {snapshots[0]['snapshot_id']} WHERE id = 1").to_pylist()
+    assert first == [{"id": 1, "customer": "ann", "amount": 10.0}]
+    err = error_of(conn, f"SELECT client FROM iceberg.sales.orders VERSION AS OF {snapshots[0]['snapshot_id']}")
+    assert "client" in err
+
+
+def test_the_default_is_the_current_snapshot_and_refs_resolve_by_name(conn, tables):
+    _, expected = tables
+    table = orders(expected)
+    by_id = {s["snapshot_id"]: s for s in table["snapshots"]}
+    current = by_id[table["current_snapshot_id"]]
+    assert rows(query(conn, "SELECT * FROM iceberg.sales.orders")) == current["rows"]
+    for name, snapshot_id in table["refs"].items():
+        for form in (f"VERSION AS OF '{name}'", f"FOR VERSION AS OF '{name}'"):
+            got = query(conn, f"SELECT * FROM iceberg.sales.orders {form}")
+            assert rows(got) == by_id[snapshot_id]["rows"], (name, form)
+    err = error_of(conn, "SELECT * FROM iceberg.sales.orders VERSION AS OF 'nope'")
+    assert "nope" in err and "tag v1" in err and "branch dev" in err
+
+
+def test_timestamp_as_of_reads_the_snapshot_current_at_that_time(conn, tables):
+    _, expected = tables
+    snapshots = orders(expected)["snapshots"]
+    for snapshot in snapshots:
+        ms = snapshot["timestamp_ms"]
+        for form in (f"TIMESTAMP AS OF {ms}", f"FOR TIMESTAMP AS OF {ms}"):
+            got = query(conn, f"SELECT * FROM iceberg.sales.orders {form}")
+            assert rows(got) == snapshot["rows"], (snapshot["what"], form)
+    before = snapshots[0]["timestamp_ms"] - 1
+    err = error_of(conn, f"SELECT * FROM iceberg.sales.orders TIMESTAMP AS OF {before}")
+    assert "first" in err
+
+
+def test_unknown_snapshot_id_names_the_ones_that_exist(conn, tables):
+    _, expected = tables
+    err = error_of(conn, "SELECT * FROM iceberg.sales.orders VERSION AS OF 12")
+    assert "12" in err
+    for snapshot in orders(expected)["snapshots"]:
+        assert str(snapshot["snapshot_id"]) in err
+
+
+def test_multi_level_namespaces_in_both_spellings(conn, tables):
+    _, expected = tables
+    runs = expected["tables"]["lab.robots.runs"]["snapshots"][-1]["rows"]
+    assert rows(query(conn, "SELECT * FROM iceberg.lab.robots.runs")) == runs
+    assert rows(query(conn, 'SELECT * FROM iceberg."lab.robots".runs')) == runs
+    joined = query(conn, "SELECT r.robot, o.client FROM iceberg.lab.robots.runs r "
+                         "JOIN iceberg.sales.orders o ON r.id = o.id ORDER BY r.id").to_pylist()
+    assert joined == [{"robot": "r2", "client": "ann"}]  # id 2 was deleted from orders
+
+
+def test_metadata_tables_list_snapshots_history_and_refs(conn, tables):
+    _, expected = tables
+    table = orders(expected)
+    ids = [s["snapshot_id"] for s in table["snapshots"]]
+    snaps = query(conn, 'SELECT snapshot_id, parent_id, operation FROM iceberg.sales."orders$snapshots" ORDER BY committed_at')
+    assert snaps.column("snapshot_id").to_pylist() == ids
+    assert snaps.column("parent_id").to_pylist() == [None] + ids[:-1]
+    assert snaps.column("operation").to_pylist()[-1] == "delete"
+    history = query(conn, 'SELECT snapshot_id, is_current_ancestor FROM iceberg.sales."orders$history" ORDER BY made_current_at')
+    assert history.column("snapshot_id").to_pylist() == ids
+    assert all(history.column("is_current_ancestor").to_pylist())
+    refs = query(conn, 'SELECT name, type, snapshot_id FROM iceberg.sales."orders$refs" ORDER BY name').to_pylist()
+    assert {r["name"]: r["snapshot_id"] for r in refs} == table["refs"]
+    assert {r["name"]: r["type"] for r in refs} == {"dev": "BRANCH", "main": "BRANCH", "v1": "TAG"}
+    # A snapshot id found in a metadata table is directly usable.
+    dev = [r["snapshot_id"] for r in refs if r["name"] == "dev"][0]
+    assert query(conn, f"SELECT count(*) AS n FROM iceberg.sales.orders VERSION AS OF {dev}").to_pylist() == [{"n": 7}]
+    err = error_of(conn, 'SELECT * FROM iceberg.sales."orders$files"')
+    assert "orders$snapshots" in err
+
+
+def test_listing_shows_iceberg_namespaces_and_tables_beside_lake(conn, tables):
+    catalogs = [c["catalog_name"] for c in conn.adbc_get_objects(depth="catalogs").read_all().to_pylist()]
+    assert sorted(catalogs) == ["iceberg", "lake"]
+    objects = conn.adbc_get_objects(depth="tables", catalog_filter="iceberg").read_all().to_pylist()
+    assert len(objects) == 1
+    found = {(s["db_schema_name"], t["table_name"])
+             for s in objects[0]["catalog_db_schemas"] for t in (s["db_schema_tables"] or [])}
+    assert found == {("sales", "orders"), ("lab.robots", "runs")}
+    schemas = {s["db_schema_name"] for s in objects[0]["catalog_db_schemas"]}
+    assert schemas == {"sales", "lab", "lab.robots"}
+    columns = conn.adbc_get_objects(depth="columns", catalog_filter="iceberg", db_schema_filter="sales",
+                                    table_name_filter="orders").read_all().to_pylist()
+    table = columns[0]["catalog_db_schemas"][0]["db_schema_tables"][0]
+    assert [c["column_name"] for c in table["table_columns"]] == ["id", "client", "region", "amount", "discount"]
+    schema = conn.adbc_get_table_schema("runs", catalog_filter="iceberg", db_schema_filter="lab.robots")
+    assert schema.names == ["id", "robot"]
+
+
+def test_a_ticket_reads_its_pinned_snapshot_after_the_table_moves_on(conn, tables):
+    out, _ = tables
+    writer = sql_catalog(out)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
+    table = writer.create_table("lab.pinned", schema=schema)
+    table.append(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=schema))
+    with conn.cursor() as cur:
+        partitions, _ = cur.adbc_execute_partitions("SELECT id, v FROM iceberg.lab.pinned")
+        assert len(partitions) == 1
+        # The owner of the table commits between planning and DoGet.
+        writer.load_table("lab.pinned").append(pa.table({"id": [3], "v": ["c"]}, schema=schema))
+        cur.adbc_read_partition(partitions[0])
+        pinned = cur.fetch_arrow_table()
+    assert rows(pinned) == [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
+    assert rows(query(conn, "SELECT id, v FROM iceberg.lab.pinned")) == [
+        {"id": 1, "v": "a"}, {"id": 2, "v": "b"}, {"id": 3, "v": "c"}]
+
+
+def test_writes_on_iceberg_fail_clearly_and_the_rest_catalog_receives_none(conn, tables, rest):
+    for sql in [
+        "INSERT INTO iceberg.sales.orders (id) VALUES (100)",
+        "DELETE FROM iceberg.sales.orders WHERE id = 1",
+        "UPDATE iceberg.sales.orders SET region = 'x'",
+        "DROP TABLE iceberg.sales.orders",
+        "CREATE TABLE iceberg.sales.more (id BIGINT)",
+        "CREATE TABLE iceberg.lab.robots.more AS SELECT 1 AS id",
+        "ALTER TABLE iceberg.sales.orders ADD COLUMN z INT",
+        "TRUNCATE TABLE iceberg.sales.orders",
+        "CREATE SCHEMA iceberg.newns",
+    ]:
+        err = error_of(conn, sql)
+        assert "read-only" in err, (sql, err)
+    with pytest.raises(Exception) as failure:
+        with conn.cursor() as cur:
+            cur.adbc_ingest("orders", pa.table({"id": [1]}), mode="append", catalog_name="iceberg",
+                            db_schema_name="sales")
+    assert "read-only" in str(failure.value)
+    # Reading Iceberg into a Lake table is the way to copy.
+    query(conn, "CREATE TABLE lake.default.robots_copy AS SELECT * FROM iceberg.lab.robots.runs")
+    assert rows(query(conn, "SELECT * FROM robots_copy")) == [{"id": 1, "robot": "r2"}, {"id": 2, "robot": "c3"}]
+    assert stats(rest)["writes"] == 0
+    # The table's files are untouched: pyiceberg still reads the same current snapshot.
+    out, expected = tables
+    assert sql_catalog(out).load_table("sales.orders").metadata_location == orders(expected)["metadata_location"]
+
+
+def test_planning_revalidates_with_the_etag(conn, rest):
+    query(conn, "SELECT count(*) FROM iceberg.sales.orders")
+    before = stats(rest)
+    query(conn, "SELECT count(*) FROM iceberg.sales.orders")
+    after = stats(rest)
+    # Every load-table request of the second query was answered 304 Not Modified (the
+    # other request counted is the /test/stats call itself).
+    revalidated = after["not_modified"] - before["not_modified"]
+    assert revalidated >= 1
+    assert after["requests"] - before["requests"] - 1 == revalidated
+
+
+def test_oauth2_client_credentials_and_a_refused_credential(rest, tables):
+    _, expected = tables
+    good, good_dir = start_lake({"LAKE_ICEBERG_REST_URI": rest, "LAKE_ICEBERG_WAREHOUSE": "fixtures",
+                                 "LAKE_ICEBERG_CREDENTIAL": f"{CLIENT[0]}:{CLIENT[1]}"})
+    bad, bad_dir = start_lake({"LAKE_ICEBERG_REST_URI": rest, "LAKE_ICEBERG_WAREHOUSE": "fixtures",
+                               "LAKE_ICEBERG_CREDENTIAL": "lake:wrong"})
+    try:
+        with flightsql.connect(good.uri, autocommit=True) as c:
+            got = query(c, "SELECT * FROM iceberg.lab.robots.runs")
+            assert rows(got) == expected["tables"]["lab.robots.runs"]["snapshots"][-1]["rows"]
+        with flightsql.connect(bad.uri, autocommit=True) as c:
+            err = error_of(c, "SELECT * FROM iceberg.lab.robots.runs")
+            assert "OAuth2" in err and "401" in err, err
+    finally:
+        for server, data_dir in ((good, good_dir), (bad, bad_dir)):
+            server.stop()
+            shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def test_a_partial_configuration_is_a_startup_error_naming_what_is_missing(tmp_path):
+    for env, missing in [({"LAKE_ICEBERG_REST_URI": "http://127.0.0.1:1"}, "LAKE_ICEBERG_WAREHOUSE"),
+                         ({"LAKE_ICEBERG_TOKEN": "t"}, "LAKE_ICEBERG_REST_URI")]:
+        result = subprocess.run([lake_binary(), "serve", "--data-dir", str(tmp_path / "d"), "--listen", "127.0.0.1:0"],
+                                env={"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0", **env},
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode != 0
+        assert missing in result.stderr, result.stderr
+
+
+def test_a_silent_rest_catalog_fails_after_the_deadline_and_lake_tables_keep_answering():
+    # A server that accepts connections and never answers.
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)
+    held = []
+    stop = threading.Event()
+
+    def hold():
+        silent.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(silent.accept()[0])
+            except OSError:
+                pass
+
+    threading.Thread(target=hold, daemon=True).start()
+    server, data_dir = start_lake({"LAKE_ICEBERG_REST_URI": f"http://127.0.0.1:{silent.getsockname()[1]}",
+                                   "LAKE_ICEBERG_WAREHOUSE": "w", "LAKE_ICEBERG_TIMEOUT_SECS": "2"})
+    try:
+        with flightsql.connect(server.uri, autocommit=True) as c:
+            query(c, "CREATE TABLE lake.default.local AS SELECT 1 AS id")
+            errors = []
+
+            def iceberg_query():
+                errors.append(error_of(c2, "SELECT * FROM iceberg.sales.orders"))
+
+            with flightsql.connect(server.uri, autocommit=True) as c2:
+                started = time.monotonic()
+                worker = threading.Thread(target=iceberg_query)
+                worker.start()
+                # While the iceberg query waits on the silent catalog, Lake tables answer.
+                assert query(c, "SELECT id FROM local").to_pylist() == [{"id": 1}]
+                worker.join(60)
+                elapsed = time.monotonic() - started
+            assert errors and ("did not" in errors[0] or "in time" in errors[0]), errors
+            assert 1.5 <= elapsed < 30, elapsed
+            # Listing every catalog leaves the silent one out after its deadline and still
+            # lists Lake's tables.
+            objects = c.adbc_get_objects(depth="tables").read_all().to_pylist()
+            lake_tables = {t["table_name"] for o in objects if o["catalog_name"] == "lake"
+                           for s in o["catalog_db_schemas"] for t in (s["db_schema_tables"] or [])}
+            assert "local" in lake_tables
+    finally:
+        stop.set()
+        server.stop()
+        silent.close()
+        for conn_ in held:
+            conn_.close()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def test_an_unreachable_rest_catalog_is_named(tmp_path):
+    port_socket = socket.socket()
+    port_socket.bind(("127.0.0.1", 0))
+    port = port_socket.getsockname()[1]
+    port_socket.close()  # nothing listens there now
+    server, data_dir = start_lake({"LAKE_ICEBERG_REST_URI": f"http://127.0.0.1:{port}",
+                                   "LAKE_ICEBERG_WAREHOUSE": "w"})
+    try:
+        with flightsql.connect(server.uri, autocommit=True) as c:
+            err = error_of(c, "SELECT * FROM iceberg.sales.orders")
+            assert "unreachable" in err and str(port) in err, err
+            err = error_of(c, "SELECT * FROM nocatalog.a.b")
+            assert "lake, iceberg" in err
+    finally:
+        server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
