@@ -33,6 +33,18 @@ Subcommands
         {"rows": int, "chunks": int, "seconds": float, "rows_per_s": float,
          "pylance_version": "..."}
 
+``iceberg``
+    Writes a Parquet file (TPC-H lineitem) as an Iceberg table with pyiceberg (SQL
+    catalog on sqlite), serves it through the fixture REST catalog
+    (fixtures/iceberg/rest_catalog.py), starts ``lake-bench serve`` with the ``iceberg``
+    catalog on it, and times scan-and-aggregate queries through Lake (ADBC) against
+    DuckDB's Iceberg reader (``iceberg_scan`` of the same metadata file, so the same
+    snapshot) running in the DuckDB 1.5.5 virtualenv (bench/duckdb_iceberg.py).  Writes::
+
+        {"rows": int, "write_seconds": float, "duckdb_version": "...", "runs": N,
+         "queries": {"count": {"lake_ms": float, "duckdb_ms": float,
+                               "lake_matches_duckdb": bool, "mismatch": str | null}, ...}}
+
 ``chart``
     Draws Lake's ``results.json`` (TPC-H, ingest, commit throughput, point
     reads; any section may be missing) as one 2x2 PNG.
@@ -56,6 +68,7 @@ import os
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -851,6 +864,173 @@ def cmd_chart(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------
 
 
+ICEBERG_QUERIES = {
+    "count": "SELECT count(*) AS n FROM lineitem",
+    "scan_aggregate": (
+        "SELECT sum(l_quantity) AS q, sum(l_extendedprice) AS p, sum(l_discount) AS d, "
+        "min(l_shipdate) AS first_ship, max(l_receiptdate) AS last_receipt, "
+        "count(DISTINCT l_suppkey) AS suppliers, max(length(l_comment)) AS longest_comment FROM lineitem"
+    ),
+    "q1": (
+        "SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty, "
+        "sum(l_extendedprice) AS sum_base_price, "
+        "sum(l_extendedprice * (1 - l_discount)) AS sum_disc_price, "
+        "sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) AS sum_charge, "
+        "avg(l_quantity) AS avg_qty, avg(l_extendedprice) AS avg_price, avg(l_discount) AS avg_disc, "
+        "count(*) AS count_order FROM lineitem "
+        "WHERE l_shipdate <= date '1998-12-01' - interval '90' day "
+        "GROUP BY l_returnflag, l_linestatus ORDER BY l_returnflag, l_linestatus"
+    ),
+    "q6": (
+        "SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem "
+        "WHERE l_shipdate >= date '1994-01-01' AND l_shipdate < date '1995-01-01' "
+        "AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24"
+    ),
+}
+
+
+class DuckIceberg:
+    """bench/duckdb_iceberg.py in the DuckDB virtualenv, one request per query run."""
+
+    def __init__(self, python: str, metadata_location: str):
+        script = Path(__file__).resolve().parent / "duckdb_iceberg.py"
+        self.proc = subprocess.Popen([python, str(script), metadata_location], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        ready = self._reply()
+        if "ready" not in ready:
+            raise PeerError(f"DuckDB iceberg peer did not start: {ready.get('error', ready)}")
+        self.version = ready["ready"]
+
+    def _reply(self) -> dict:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise PeerError("DuckDB iceberg peer exited")
+        return json.loads(line)
+
+    def run(self, sql: str, answer: Path | None = None) -> dict:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"sql": sql, "answer": str(answer) if answer else None}) + "\n")
+        self.proc.stdin.flush()
+        return self._reply()
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait(30)
+
+
+def duckdb_venv_python(venv: Path) -> str:
+    """The DuckDB 1.5.5 virtualenv's interpreter, created from requirements-iceberg.txt if absent."""
+    python = venv / "bin" / "python"
+    probe = [str(python), "-c", "import duckdb, duckdb_extension_iceberg, duckdb_extension_avro"]
+    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
+        return str(python)
+    progress(f"iceberg: creating the DuckDB iceberg virtualenv in {venv}")
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    requirements = Path(__file__).resolve().parent / "requirements-iceberg.txt"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r",
+                    str(requirements)], check=True)
+    return str(python)
+
+
+def cmd_iceberg(args: argparse.Namespace) -> int:
+    """The ``iceberg`` subcommand."""
+    if args.runs < 1:
+        raise PeerError(f"--runs must be at least 1, not {args.runs}")
+    out = Path(args.out)
+    check_output_dir(out)
+    work = Path(args.work)
+    if work.exists():
+        raise PeerError(f"--work {work} exists; give a new directory")
+    work.mkdir(parents=True)
+    repo = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(repo / "fixtures" / "iceberg"))
+    from make_tables import catalog as sql_catalog
+    from rest_catalog import serve
+
+    pq = require("pyarrow.parquet", "pyarrow")
+    data = pq.read_table(args.parquet)
+    catalog = sql_catalog(work)
+    catalog.create_namespace("bench")
+    started = time.perf_counter()
+    table = catalog.create_table("bench.lineitem", schema=data.schema)
+    table.append(data)
+    write_seconds = time.perf_counter() - started
+    table = catalog.load_table("bench.lineitem")
+    rows = data.num_rows
+    progress(f"iceberg: pyiceberg wrote {rows} rows in {write_seconds:.1f} s")
+    del data
+
+    duck = DuckIceberg(duckdb_venv_python(Path(args.duckdb_venv)), table.metadata_location)
+    rest = serve(work, 0, "bench", "bench", None, None)
+    env = {**os.environ, "LAKE_ICEBERG_REST_URI": f"http://127.0.0.1:{rest.server_address[1]}",
+           "LAKE_ICEBERG_WAREHOUSE": "bench"}
+    child = subprocess.Popen([args.lake_bench, "serve", "--data", str(work / "lake")], env=env,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        first = child.stdout.readline().split()
+        if len(first) != 2 or first[0] != "endpoint":
+            raise PeerError(f"lake-bench serve did not announce its endpoint: {first}")
+        lake_con, lake_run = open_lake(first[1])
+        results: dict[str, dict] = {}
+        for name, sql in ICEBERG_QUERIES.items():
+            lake_sql = sql.replace("FROM lineitem", "FROM iceberg.bench.lineitem")
+            entry: dict[str, Any] = {"lake_ms": None, "duckdb_ms": None, "lake_matches_duckdb": False,
+                                     "mismatch": None}
+            answer_path = work / f"duckdb-{name}.parquet"
+            lake_answer = duck_answer = None
+            try:
+                lake_answer = lake_run(lake_sql)
+            except Exception as exc:
+                entry["lake_error"] = describe_error(exc)
+            warm = duck.run(sql, answer_path)
+            if "error" in warm:
+                entry["duckdb_error"] = warm["error"]
+            else:
+                duck_answer = pq.read_table(answer_path)
+            lake_s: list[float] = []
+            duck_s: list[float] = []
+            for i in range(args.runs):
+                for who in (("lake", "duck") if i % 2 == 0 else ("duck", "lake")):
+                    if who == "lake" and "lake_error" not in entry:
+                        t = time.perf_counter()
+                        lake_run(lake_sql)
+                        lake_s.append(time.perf_counter() - t)
+                    elif who == "duck" and "duckdb_error" not in entry:
+                        reply = duck.run(sql)
+                        if "seconds" in reply:
+                            duck_s.append(reply["seconds"])
+            if lake_s:
+                entry["lake_ms"] = statistics.median(lake_s) * 1000.0
+            if duck_s:
+                entry["duckdb_ms"] = statistics.median(duck_s) * 1000.0
+            if lake_answer is not None and duck_answer is not None:
+                problem = compare_answers(name, "lake", lake_answer, "duckdb", duck_answer)
+                entry["lake_matches_duckdb"] = problem is None
+                entry["mismatch"] = problem
+            results[name] = entry
+            ratio = (entry["lake_ms"] / entry["duckdb_ms"]) if entry["lake_ms"] and entry["duckdb_ms"] else None
+            progress(f"iceberg {name}: lake {entry['lake_ms'] or 0:.1f} ms  "
+                     f"duckdb {entry['duckdb_ms'] or 0:.1f} ms  ({ratio_text(ratio)})  "
+                     f"{'answers match' if entry['lake_matches_duckdb'] else entry['mismatch']}")
+        lake_con.close()
+    finally:
+        if child.stdin:
+            child.stdin.close()
+        try:
+            child.wait(30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+        rest.shutdown()
+        duck.close()
+    write_json_atomically(out, {"rows": rows, "write_seconds": write_seconds, "duckdb_version": duck.version,
+                                "runs": args.runs, "snapshot_id": table.metadata.current_snapshot_id,
+                                "queries": results})
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with the three subcommands."""
     parser = argparse.ArgumentParser(
@@ -881,6 +1061,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the Lance dataset to create (a previous dataset there is removed)")
     ingest.add_argument("--out", required=True, metavar="FILE.json", help="where to write the results")
     ingest.set_defaults(func=cmd_ingest)
+
+    iceberg = commands.add_parser("iceberg", help="time Lake's iceberg catalog against DuckDB's Iceberg reader")
+    iceberg.add_argument("--parquet", required=True, metavar="FILE", help="lineitem as Parquet")
+    iceberg.add_argument("--lake-bench", required=True, metavar="EXE", help="the lake-bench binary (its serve child)")
+    iceberg.add_argument("--work", required=True, metavar="DIR", help="new directory for the Iceberg table")
+    iceberg.add_argument("--duckdb-venv", required=True, metavar="DIR",
+                         help="virtualenv with bench/requirements-iceberg.txt (created if absent)")
+    iceberg.add_argument("--runs", type=int, default=3, help="timed runs per query and engine")
+    iceberg.add_argument("--out", required=True, metavar="FILE.json", help="where to write the results")
+    iceberg.set_defaults(func=cmd_iceberg)
 
     chart = commands.add_parser("chart", help="draw results.json as a 2x2 PNG")
     chart.add_argument("--results", required=True, metavar="FILE.json", help="lake-bench's results.json")

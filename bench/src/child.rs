@@ -135,13 +135,21 @@ impl Drop for Server {
     }
 }
 
-/// The child's side: the embedded server on `data` until stdin ends.
+/// The child's side: the embedded server on `data` (with the `iceberg` catalog when
+/// configured) until stdin ends.
 ///
 /// # Errors
 /// The server cannot start or fails.
-pub async fn serve(data: &Path) -> anyhow::Result<()> {
+pub async fn serve(
+    data: &Path,
+    iceberg: Option<lake_query::iceberg::IcebergConfig>,
+) -> anyhow::Result<()> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = lake::embedded::start(data, "127.0.0.1:0".parse()?, async {
+    let options = lake::embedded::ReplicaOptions {
+        stage_root: None,
+        iceberg,
+    };
+    let server = lake::embedded::start_with(data, "127.0.0.1:0".parse()?, &options, async {
         let _ = stopped.await;
     })
     .await?;

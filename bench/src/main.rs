@@ -102,6 +102,10 @@ struct Args {
     /// Size of the file the `files` section uploads and downloads, in MiB (1..=65536).
     #[arg(long, default_value_t = 2048)]
     file_mib: u64,
+    /// Virtualenv with DuckDB's Iceberg reader (bench/requirements-iceberg.txt) for the
+    /// `iceberg` section; created if absent (default: ~/.cache/lake/duckdb-iceberg).
+    #[arg(long)]
+    duckdb_venv: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -111,6 +115,8 @@ enum Internal {
     Serve {
         #[arg(long)]
         data: PathBuf,
+        #[command(flatten)]
+        iceberg: lake::cluster::IcebergArgs,
     },
     /// (internal) One measured FILE transfer for the `files` section; see `files.rs`.
     #[command(hide = true)]
@@ -125,6 +131,7 @@ enum Section {
     Point,
     Memory,
     Files,
+    Iceberg,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -133,7 +140,9 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     match &args.command {
-        Some(Internal::Serve { data }) => return runtime.block_on(child::serve(data)),
+        Some(Internal::Serve { data, iceberg }) => {
+            return runtime.block_on(child::serve(data, iceberg.config()?));
+        }
         Some(Internal::Transfer(t)) => return runtime.block_on(files::transfer(t)),
         None => {}
     }
@@ -208,7 +217,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let needs_data = args.wants(Section::Tpch)
         || args.wants(Section::Ingest)
         || args.wants(Section::Point)
-        || args.wants(Section::Memory);
+        || args.wants(Section::Memory)
+        || args.wants(Section::Iceberg);
     if needs_data {
         let mut server = child::Server::spawn(&work.join("lake"))?;
         let parquet = work.join("parquet");
@@ -226,6 +236,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
             results.point_reads = Some(point_reads(&mut server, args.scale).await?);
         }
         server.stop()?;
+        if args.wants(Section::Iceberg) {
+            results.iceberg = Some(iceberg(&args, &parquet, &work)?);
+        }
     }
     if args.wants(Section::Commits) {
         results.commits = Some(commits(&work.join("commits"), args.commit_seconds).await?);
@@ -261,6 +274,38 @@ async fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The `iceberg` section: `peers.py iceberg` writes lineitem as an Iceberg table, serves
+/// it through the fixture REST catalog, runs this binary's `serve` child with the `iceberg`
+/// catalog, and times it against DuckDB's Iceberg reader.
+fn iceberg(args: &Args, parquet: &Path, work: &Path) -> anyhow::Result<report::Iceberg> {
+    let venv = match &args.duckdb_venv {
+        Some(dir) => dir.clone(),
+        None => PathBuf::from(std::env::var("HOME").context("HOME is not set")?)
+            .join(".cache/lake/duckdb-iceberg"),
+    };
+    let out = work.join("iceberg.json");
+    peers(
+        &args.python,
+        &[
+            "iceberg",
+            "--parquet",
+            &parquet.join("lineitem.parquet").to_string_lossy(),
+            "--lake-bench",
+            &std::env::current_exe()?.to_string_lossy(),
+            "--work",
+            &work.join("iceberg").to_string_lossy(),
+            "--duckdb-venv",
+            &venv.to_string_lossy(),
+            "--runs",
+            &args.runs.to_string(),
+            "--out",
+            &out.to_string_lossy(),
+        ],
+    )?;
+    let text = std::fs::read_to_string(&out)?;
+    serde_json::from_str(&text).with_context(|| format!("reading {}", out.display()))
 }
 
 fn install_peers(python: &str) -> anyhow::Result<()> {
@@ -633,6 +678,7 @@ impl Results {
             point_reads: None,
             memory: Memory::default(),
             files: None,
+            iceberg: None,
         }
     }
 }

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Everything one run measured. Sections not run are `null`.
 #[derive(Serialize, Debug)]
@@ -28,6 +28,43 @@ pub struct Results {
     pub memory: Memory,
     /// FILE upload and download against raw object_store (`--sections files`).
     pub files: Option<Files>,
+    /// Lineitem as an external Iceberg table: Lake's `iceberg` catalog against DuckDB's
+    /// Iceberg reader on the same snapshot (`--sections iceberg`).
+    pub iceberg: Option<Iceberg>,
+}
+
+/// One query of the `iceberg` section.
+#[derive(Serialize, Deserialize, Debug)]
+pub struct IcebergQuery {
+    /// Median Lake time (ADBC client wall time), ms; `None` after an error.
+    pub lake_ms: Option<f64>,
+    /// Median DuckDB time (in-process, to the last row), ms; `None` after an error.
+    pub duckdb_ms: Option<f64>,
+    /// Whether the two answers agree.
+    pub lake_matches_duckdb: bool,
+    /// How they differ.
+    pub mismatch: Option<String>,
+    /// Lake's error, if any.
+    pub lake_error: Option<String>,
+    /// DuckDB's error, if any.
+    pub duckdb_error: Option<String>,
+}
+
+/// The `iceberg` section as `peers.py iceberg` measured it.
+#[derive(Serialize, Deserialize, Debug)]
+pub struct Iceberg {
+    /// Rows in the table.
+    pub rows: u64,
+    /// Seconds pyiceberg took to write it (one append).
+    pub write_seconds: f64,
+    /// DuckDB version of the Iceberg reader.
+    pub duckdb_version: String,
+    /// Timed runs per query and engine.
+    pub runs: usize,
+    /// The snapshot both engines read.
+    pub snapshot_id: Option<i64>,
+    /// Per query.
+    pub queries: BTreeMap<String, IcebergQuery>,
 }
 
 /// One FILE through the SDK against raw object_store put/get of the same bytes on the same
@@ -318,6 +355,48 @@ impl Results {
             mib(self.memory.tpch_peak_rss_bytes),
             mib(self.memory.load_peak_rss_bytes)
         );
+        if let Some(i) = &self.iceberg {
+            let _ = writeln!(
+                s,
+                "## Iceberg (lineitem, {} rows written by pyiceberg in {:.1} s; snapshot {}; median of {} runs; Lake's iceberg catalog through the REST catalog and Flight SQL, DuckDB {} iceberg_scan in-process)\n",
+                i.rows,
+                i.write_seconds,
+                i.snapshot_id.map_or("-".to_string(), |id| id.to_string()),
+                i.runs,
+                i.duckdb_version
+            );
+            let _ = writeln!(
+                s,
+                "| query | Lake ms | DuckDB ms | ÷ DuckDB | answer |\n|---|---|---|---|---|"
+            );
+            let ms = |v: Option<f64>, e: &Option<String>| match (v, e) {
+                (_, Some(_)) => "error".to_string(),
+                (Some(v), None) => format!("{v:.1}"),
+                (None, None) => "-".to_string(),
+            };
+            for (name, q) in &i.queries {
+                let ratio = match (q.lake_ms, q.duckdb_ms) {
+                    (Some(l), Some(d)) if d > 0.0 => format!("{:.2}", l / d),
+                    _ => "-".to_string(),
+                };
+                let answer = if q.lake_matches_duckdb {
+                    "match".to_string()
+                } else {
+                    q.mismatch
+                        .clone()
+                        .or_else(|| q.lake_error.clone())
+                        .or_else(|| q.duckdb_error.clone())
+                        .unwrap_or_else(|| "differs".into())
+                };
+                let _ = writeln!(
+                    s,
+                    "| {name} | {} | {} | {ratio} | {answer} |",
+                    ms(q.lake_ms, &q.lake_error),
+                    ms(q.duckdb_ms, &q.duckdb_error)
+                );
+            }
+            let _ = writeln!(s);
+        }
         if let Some(f) = &self.files {
             let _ = writeln!(
                 s,
