@@ -4,7 +4,9 @@
 # the integration tests use (ADBC Flight SQL driver, pyarrow, DuckDB, pytest) and moto's
 # S3 + DynamoDB server for the distributed tests (started by .ci/services.sh), ffmpeg and
 # safetensors for the FILE tests' real video and model weights, and the benchmark suite's
-# peers (bench/requirements.txt: pylance, matplotlib).
+# peers (bench/requirements.txt: pylance, matplotlib; bench/requirements-iceberg.txt:
+# DuckDB 1.5.5 with its Iceberg reader, in ~/.cache/lake/duckdb-iceberg). pyiceberg writes
+# the Iceberg test tables.
 # Safe to run again: it skips what is already there.
 set -euo pipefail
 
@@ -23,3 +25,12 @@ fi
 
 python3 -m pip install -q --disable-pip-version-check -r "$(dirname "$0")/requirements.txt" \
   -r "$(dirname "$0")/../bench/requirements.txt"
+
+# DuckDB's Iceberg reader for the bench's iceberg section, in its own virtualenv: its
+# extension wheels need DuckDB 1.5.5, while the TPC-H peer pins 2.0.1.
+venv="$HOME/.cache/lake/duckdb-iceberg"
+if ! "$venv/bin/python" -c "import duckdb, duckdb_extension_iceberg, duckdb_extension_avro" 2>/dev/null; then
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+    -r "$(dirname "$0")/../bench/requirements-iceberg.txt"
+fi

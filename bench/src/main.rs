@@ -267,6 +267,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
         "lake-bench: wrote results.md, results.json and chart.png to {}",
         args.out.display()
     );
+    if let Some(iceberg) = &results.iceberg {
+        anyhow::ensure!(
+            iceberg.queries.values().all(|q| q.lake_matches_duckdb),
+            "some Iceberg answers differ from DuckDB's or failed (see iceberg in results.json)"
+        );
+    }
     if let Some(tpch) = &results.tpch {
         anyhow::ensure!(
             tpch.all_answers_match,
