@@ -558,3 +558,82 @@ pub fn lake_table(reference: &TableReference) -> Option<(String, String)> {
         TableReference::Full { .. } => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tables(sql: &str) -> Vec<String> {
+        parse(sql)
+            .expect("parses")
+            .tables
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn time_travel_clauses_become_table_keys() {
+        assert_eq!(tables("SELECT * FROM t VERSION AS OF 3"), ["t@v3"]);
+        assert_eq!(tables("SELECT * FROM t FOR VERSION AS OF 3"), ["t@v3"]);
+        assert_eq!(tables("SELECT * FROM t TIMESTAMP AS OF 1700000000000"), ["t@t1700000000000"]);
+        assert_eq!(tables("SELECT * FROM t FOR TIMESTAMP AS OF 1700000000000"), ["t@t1700000000000"]);
+        assert_eq!(tables("SELECT * FROM t VERSION AS OF 'dev'"), ["t@rdev"]);
+        assert_eq!(tables("select * from t for version as of 'it''s'"), ["t@rit's"]);
+        // Strings and comments are not rewritten.
+        let parsed = parse("SELECT 'VERSION AS OF ''x''' AS s -- FOR VERSION AS OF 'y'\nFROM t")
+            .expect("parses");
+        assert!(parsed.statement.to_string().contains("VERSION AS OF 'x'"));
+        assert_eq!(
+            split_table_key("t@rit's"),
+            ("t", TimeTravel::Name("it's".into()))
+        );
+        assert_eq!(split_table_key("t@v-1"), ("t", TimeTravel::Number(-1)));
+        assert_eq!(split_table_key("t"), ("t", TimeTravel::Latest));
+        let err = parse("SELECT * FROM t VERSION AS OF ''").err().expect("empty ref");
+        assert!(err.to_string().contains("non-empty"), "{err}");
+    }
+
+    #[test]
+    fn multi_level_iceberg_names_collapse_into_one_schema() {
+        assert_eq!(
+            tables("SELECT * FROM iceberg.lab.robots.runs VERSION AS OF 'dev'"),
+            ["iceberg.\"lab.robots\".\"runs@rdev\""]
+        );
+        let parsed = parse("SELECT * FROM iceberg.a.b.c.t JOIN iceberg.\"a.b\".t2 ON true")
+            .expect("parses");
+        let refs: Vec<_> = parsed.tables.iter().filter_map(iceberg_table).collect();
+        assert_eq!(
+            refs,
+            [
+                (vec!["a".into(), "b".into(), "c".into()], "t".to_string()),
+                (vec!["a".into(), "b".into()], "t2".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn writes_into_iceberg_are_refused_and_reads_from_it_are_not() {
+        for sql in [
+            "INSERT INTO iceberg.s.t VALUES (1)",
+            "DELETE FROM iceberg.s.t",
+            "UPDATE iceberg.s.t SET a = 1",
+            "DROP TABLE iceberg.s.t",
+            "CREATE TABLE iceberg.s.t (a INT)",
+            "ALTER TABLE iceberg.s.t ADD COLUMN b INT",
+            "TRUNCATE TABLE iceberg.s.t",
+            "CREATE SCHEMA iceberg.s",
+            "INSERT INTO ICEBERG.a.b.t VALUES (1)",
+        ] {
+            let err = parse(sql).err().unwrap_or_else(|| panic!("{sql} was accepted"));
+            assert!(err.to_string().contains("read-only"), "{sql}: {err}");
+        }
+        for sql in [
+            "INSERT INTO lake.default.t SELECT * FROM iceberg.s.t",
+            "CREATE TABLE lake.default.t AS SELECT * FROM iceberg.s.t",
+            "SELECT * FROM iceberg.s.t",
+        ] {
+            assert!(parse(sql).is_ok(), "{sql}");
+        }
+    }
+}

@@ -258,8 +258,6 @@ struct RefEntry {
 struct Metadata {
     metadata: TableMetadataRef,
     refs: BTreeMap<String, RefEntry>,
-    /// JSON size, for the cache bound.
-    bytes: usize,
 }
 
 impl Metadata {
@@ -293,41 +291,51 @@ impl Metadata {
     }
 }
 
-/// Metadata files by location, least recently used evicted past [`METADATA_CACHE_BYTES`].
-#[derive(Default)]
-struct MetadataCache {
-    entries: HashMap<String, (Arc<Metadata>, u64)>,
+/// Values by key (metadata files by location), the least recently used evicted once the
+/// values' sizes add up to more than `limit` bytes (one value is always kept).
+struct LruBytes<T> {
+    entries: HashMap<String, (Arc<T>, usize, u64)>,
     bytes: usize,
     tick: u64,
+    limit: usize,
 }
 
-impl MetadataCache {
-    fn get(&mut self, location: &str) -> Option<Arc<Metadata>> {
+impl<T> LruBytes<T> {
+    fn new(limit: usize) -> Self {
+        Self {
+            entries: HashMap::new(),
+            bytes: 0,
+            tick: 0,
+            limit,
+        }
+    }
+
+    fn get(&mut self, key: &str) -> Option<Arc<T>> {
         self.tick += 1;
         let tick = self.tick;
-        self.entries.get_mut(location).map(|(m, used)| {
+        self.entries.get_mut(key).map(|(value, _, used)| {
             *used = tick;
-            m.clone()
+            value.clone()
         })
     }
 
-    fn insert(&mut self, location: String, metadata: Arc<Metadata>) {
+    fn insert(&mut self, key: String, value: Arc<T>, bytes: usize) {
         self.tick += 1;
-        self.bytes += metadata.bytes;
-        if let Some((old, _)) = self.entries.insert(location, (metadata, self.tick)) {
-            self.bytes -= old.bytes;
+        self.bytes += bytes;
+        if let Some((_, old, _)) = self.entries.insert(key, (value, bytes, self.tick)) {
+            self.bytes -= old;
         }
-        while self.bytes > METADATA_CACHE_BYTES && self.entries.len() > 1 {
+        while self.bytes > self.limit && self.entries.len() > 1 {
             let Some(oldest) = self
                 .entries
                 .iter()
-                .min_by_key(|(_, (_, used))| *used)
+                .min_by_key(|(_, (_, _, used))| *used)
                 .map(|(k, _)| k.clone())
             else {
                 break;
             };
-            if let Some((gone, _)) = self.entries.remove(&oldest) {
-                self.bytes -= gone.bytes;
+            if let Some((_, gone, _)) = self.entries.remove(&oldest) {
+                self.bytes -= gone;
             }
         }
     }
@@ -345,7 +353,7 @@ pub struct IcebergCatalog {
     file_io: FileIO,
     timeout: Duration,
     pointers: Mutex<HashMap<(Vec<String>, String), Pointer>>,
-    metadata: Mutex<MetadataCache>,
+    metadata: Mutex<LruBytes<Metadata>>,
     metadata_reads: std::sync::atomic::AtomicU64,
 }
 
@@ -375,7 +383,7 @@ impl IcebergCatalog {
             file_io,
             timeout: config.timeout,
             pointers: Mutex::new(HashMap::new()),
-            metadata: Mutex::new(MetadataCache::default()),
+            metadata: Mutex::new(LruBytes::new(METADATA_CACHE_BYTES)),
             metadata_reads: std::sync::atomic::AtomicU64::new(0),
         })
     }
@@ -440,14 +448,14 @@ impl IcebergCatalog {
         let parsed = Arc::new(Metadata {
             metadata: Arc::new(metadata),
             refs,
-            bytes: json.to_string().len(),
         });
+        let bytes = json.to_string().len();
         self.lock_metadata()
-            .insert(location.to_string(), parsed.clone());
+            .insert(location.to_string(), parsed.clone(), bytes);
         Ok(parsed)
     }
 
-    fn lock_metadata(&self) -> std::sync::MutexGuard<'_, MetadataCache> {
+    fn lock_metadata(&self) -> std::sync::MutexGuard<'_, LruBytes<Metadata>> {
         self.metadata.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -865,6 +873,24 @@ mod tests {
             let err = broken.config().expect_err(needle);
             assert!(err.contains(needle), "{err}");
         }
+    }
+
+    #[test]
+    fn the_metadata_cache_keeps_its_byte_bound_by_evicting_the_least_recently_used() {
+        let mut cache: LruBytes<u32> = LruBytes::new(100);
+        cache.insert("a".into(), Arc::new(1), 40);
+        cache.insert("b".into(), Arc::new(2), 40);
+        assert_eq!(cache.get("a").as_deref(), Some(&1)); // b is now the oldest
+        cache.insert("c".into(), Arc::new(3), 40);
+        assert!(cache.get("b").is_none());
+        assert_eq!(cache.get("a").as_deref(), Some(&1));
+        assert_eq!(cache.get("c").as_deref(), Some(&3));
+        assert_eq!(cache.bytes, 80);
+        // Re-inserting a key replaces its size; one value larger than the bound stays alone.
+        cache.insert("c".into(), Arc::new(4), 500);
+        assert_eq!(cache.entries.len(), 1);
+        assert_eq!(cache.bytes, 500);
+        assert_eq!(cache.get("c").as_deref(), Some(&4));
     }
 
     #[test]
