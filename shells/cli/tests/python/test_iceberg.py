@@ -5,6 +5,7 @@ spec-following REST catalog in fixtures/iceberg/rest_catalog.py; every expected 
 pyiceberg's own read of the same snapshot (expected.json), never Lake's output echoed."""
 
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -389,3 +390,68 @@ def test_an_unreachable_rest_catalog_is_named(tmp_path):
     finally:
         server.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def moto_endpoint():
+    """moto's S3 on 127.0.0.1 (started by .ci/services.sh, or here if it is not running)."""
+    endpoint = os.environ.get("LAKE_TEST_MOTO_ENDPOINT", "http://127.0.0.1:5055")
+    try:
+        urllib.request.urlopen(endpoint + "/moto-api/", timeout=2)
+        return endpoint, None
+    except OSError:
+        port_socket = socket.socket()
+        port_socket.bind(("127.0.0.1", 0))
+        port = port_socket.getsockname()[1]
+        port_socket.close()
+        proc = subprocess.Popen(["moto_server", "-H", "127.0.0.1", "-p", str(port)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        endpoint = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(endpoint + "/moto-api/", timeout=1)
+                return endpoint, proc
+            except OSError:
+                time.sleep(0.1)
+        proc.kill()
+        raise RuntimeError("moto_server did not start")
+
+
+def test_an_iceberg_table_on_s3_reads_with_the_storage_settings(tmp_path):
+    import boto3  # installed with moto
+
+    endpoint, moto = moto_endpoint()
+    bucket = f"iceberg-{int(time.time() * 1000)}"
+    boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing",
+                 aws_secret_access_key="testing").create_bucket(Bucket=bucket)
+    props = {"s3.endpoint": endpoint, "s3.region": "us-east-1", "s3.access-key-id": "testing",
+             "s3.secret-access-key": "testing"}
+    writer = sql_catalog(tmp_path, warehouse=f"s3://{bucket}/warehouse", **props,
+                         **{"py-io-impl": "boto3_io.Boto3FileIO"})
+    writer.create_namespace("remote")
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
+    table = writer.create_table("remote.items", schema=schema)
+    table.append(pa.table({"id": [1, 2, 3], "v": ["x", "y", "z"]}, schema=schema))
+    table.append(pa.table({"id": [4], "v": ["w"]}, schema=schema))
+    table = writer.load_table("remote.items")
+    assert table.metadata_location.startswith(f"s3://{bucket}/")
+    first = table.history()[0].snapshot_id
+    rest = serve(tmp_path, 0, "s3", "s3", None, None, {**props, "py-io-impl": "boto3_io.Boto3FileIO"})
+    base = {"LAKE_ICEBERG_REST_URI": f"http://127.0.0.1:{rest.server_address[1]}", "LAKE_ICEBERG_WAREHOUSE": "s3"}
+    with_settings, dir_a = start_lake({**base, "LAKE_ICEBERG_STORAGE": ",".join(f"{k}={v}" for k, v in props.items())})
+    without, dir_b = start_lake({**base, "AWS_ACCESS_KEY_ID": "nobody", "AWS_SECRET_ACCESS_KEY": "nothing",
+                                 "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "http://127.0.0.1:1"})
+    try:
+        with flightsql.connect(with_settings.uri, autocommit=True) as c:
+            assert rows(query(c, "SELECT * FROM iceberg.remote.items")) == [
+                {"id": 1, "v": "x"}, {"id": 2, "v": "y"}, {"id": 3, "v": "z"}, {"id": 4, "v": "w"}]
+            assert query(c, f"SELECT count(*) AS n FROM iceberg.remote.items VERSION AS OF {first}").to_pylist() == [{"n": 3}]
+        with flightsql.connect(without.uri, autocommit=True) as c:
+            err = error_of(c, "SELECT * FROM iceberg.remote.items")
+            assert f"s3://{bucket}/" in err, err
+    finally:
+        for server, data_dir in ((with_settings, dir_a), (without, dir_b)):
+            server.stop()
+            shutil.rmtree(data_dir, ignore_errors=True)
+        rest.shutdown()
+        if moto is not None:
+            moto.kill()
