@@ -147,7 +147,7 @@ pub fn table_schema(requested: SchemaRef) -> Result<SchemaRef, QueryError> {
                     "column {name:?} has no type (Null); give it one, e.g. CAST(NULL AS BIGINT)"
                 )));
             }
-            other => other.clone(),
+            other => lance_storable(other),
         };
         fields.push(field.as_ref().clone().with_data_type(data_type));
     }
@@ -243,11 +243,30 @@ enum Bind {
 }
 
 /// Whether a column of type `given` stores as `table` without change of values: the
-/// same type, or a dictionary of it.
+/// same type, a dictionary of it, or a timestamp with another spelling of its time zone
+/// (the instants are UTC either way).
 fn stores_as(given: &DataType, table: &DataType) -> bool {
-    match given {
-        DataType::Dictionary(_, value) => value.as_ref() == table,
-        other => other == table,
+    match (given, table) {
+        (DataType::Dictionary(_, value), _) => value.as_ref() == table,
+        (DataType::Timestamp(a, Some(_)), DataType::Timestamp(b, Some(_))) => a == b,
+        (other, _) => other == table,
+    }
+}
+
+/// `data_type` as Lance can store it. Lance writes a timestamp's zone into a
+/// `timestamp:<unit>:<zone>` type string and cannot read back a zone containing `:`
+/// (lance-core 8 `LogicalType`), so offsets are spelled without it: `+00:00` → `UTC`,
+/// `+05:30` → `+0530` (the same zone to Arrow).
+fn lance_storable(data_type: &DataType) -> DataType {
+    match data_type {
+        DataType::Timestamp(unit, Some(zone)) if zone.contains(':') => {
+            let zone = match zone.as_ref() {
+                "+00:00" | "-00:00" => "UTC".to_string(),
+                other => other.replace(':', ""),
+            };
+            DataType::Timestamp(*unit, Some(zone.into()))
+        }
+        other => other.clone(),
     }
 }
 
@@ -735,7 +754,7 @@ impl Engine {
                 "INSERT cannot target a past version of a table".into(),
             ));
         }
-        let meta = self.table_meta(&namespace, name)?;
+        let meta = self.table_meta(&namespace, &name)?;
         let batches = ctx
             .execute_logical_plan(input.clone())
             .await?
@@ -1165,7 +1184,7 @@ fn resolve_pins(
             continue;
         }
         let (name, spec) = sql::split_table_key(&key);
-        let table = match lookup(registry, &namespace, name) {
+        let table = match lookup(registry, &namespace, &name) {
             Ok(t) => t,
             Err(e) if strict => return Err(e),
             Err(_) => continue,

@@ -315,7 +315,7 @@ impl FlightSqlService for LakeFlightService {
             }
         }
         if self.engine.iceberg().is_some() && wants(catalog.as_deref(), ICEBERG_CATALOG) {
-            match self.engine.iceberg_namespaces().await {
+            match unfiltered_wait(catalog.as_deref(), self.engine.iceberg_namespaces()).await {
                 Ok(namespaces) => {
                     for namespace in namespaces {
                         builder.append(ICEBERG_CATALOG, namespace);
@@ -356,7 +356,11 @@ impl FlightSqlService for LakeFlightService {
         if self.engine.iceberg().is_some() && wants(catalog.as_deref(), ICEBERG_CATALOG) {
             // Load schemas only for the tables the filters keep: each is a metadata read.
             let keep_schema = |s: &str| schema_pattern.as_deref().is_none_or(|p| like(p, s));
-            let listed = self.engine.iceberg_tables(keep_schema, false).await;
+            let listed = unfiltered_wait(
+                catalog.as_deref(),
+                self.engine.iceberg_tables(keep_schema, false),
+            )
+            .await;
             match listed {
                 Ok(tables) => {
                     for (namespace, name, _) in tables {
@@ -629,6 +633,29 @@ impl FlightSqlService for LakeFlightService {
 /// includes `catalog`.
 fn wants(filter: Option<&str>, catalog: &str) -> bool {
     filter.is_none_or(|f| f == catalog)
+}
+
+/// How long a listing of every catalog waits for the `iceberg` catalog before leaving it
+/// out (a listing of `iceberg` alone waits for its full deadline).
+const UNFILTERED_LISTING_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Runs an `iceberg` listing, bounded by [`UNFILTERED_LISTING_WAIT`] when the listing is
+/// of every catalog.
+async fn unfiltered_wait<T>(
+    filter: Option<&str>,
+    listing: impl std::future::Future<Output = Result<T, QueryError>>,
+) -> Result<T, QueryError> {
+    if filter.is_some() {
+        return listing.await;
+    }
+    tokio::time::timeout(UNFILTERED_LISTING_WAIT, listing)
+        .await
+        .unwrap_or_else(|_| {
+            Err(QueryError::Timeout(format!(
+                "the iceberg catalog did not list within {} s",
+                UNFILTERED_LISTING_WAIT.as_secs()
+            )))
+        })
 }
 
 /// A listing of every catalog leaves out an unreachable `iceberg` catalog (logged), so

@@ -147,21 +147,39 @@ pub struct ParsedStatement {
     pub tables: Vec<TableReference>,
 }
 
-/// Splits an internal table key (`name`, `name@v3`, `name@t<ms>`, `name@r<ref>`) into
-/// the table name and its time-travel clause.
-pub fn split_table_key(key: &str) -> (&str, TimeTravel) {
-    if let Some((name, clause)) = key.split_once('@') {
-        if let Some(v) = clause.strip_prefix('v').and_then(|v| v.parse().ok()) {
-            return (name, TimeTravel::Number(v));
-        }
-        if let Some(t) = clause.strip_prefix('t').and_then(|t| t.parse().ok()) {
-            return (name, TimeTravel::AsOfMs(t));
-        }
-        if let Some(r) = clause.strip_prefix('r') {
-            return (name, TimeTravel::Name(r.to_string()));
-        }
+/// The internal key of table `name` read at `travel`: the name with `%` and `@` escaped
+/// (`%25`, `%40`), then `@v<n>`, `@t<ms>` or `@r<ref>` for a time-travel clause. The
+/// statement names the table by this key after the rewrite, so a quoted name that itself
+/// contains `@` is never taken for a clause.
+pub fn table_key(name: &str, travel: &TimeTravel) -> String {
+    let escaped = name.replace('%', "%25").replace('@', "%40");
+    match travel {
+        TimeTravel::Latest => escaped,
+        TimeTravel::Number(v) => format!("{escaped}@v{v}"),
+        TimeTravel::AsOfMs(t) => format!("{escaped}@t{t}"),
+        TimeTravel::Name(r) => format!("{escaped}@r{r}"),
     }
-    (key, TimeTravel::Latest)
+}
+
+/// Splits an internal table key ([`table_key`]) into the table name and its time-travel
+/// clause.
+pub fn split_table_key(key: &str) -> (String, TimeTravel) {
+    let (escaped, clause) = match key.split_once('@') {
+        Some((name, clause)) => (name, Some(clause)),
+        None => (key, None),
+    };
+    let name = escaped.replace("%40", "@").replace("%25", "%");
+    let travel = match clause {
+        Some(c) if c.starts_with('v') => c[1..]
+            .parse()
+            .map_or(TimeTravel::Latest, TimeTravel::Number),
+        Some(c) if c.starts_with('t') => c[1..]
+            .parse()
+            .map_or(TimeTravel::Latest, TimeTravel::AsOfMs),
+        Some(c) if c.starts_with('r') => TimeTravel::Name(c[1..].to_string()),
+        _ => TimeTravel::Latest,
+    };
+    (name, travel)
 }
 
 /// Byte offset of a tokenizer location (1-based line and column, columns in chars).
@@ -243,37 +261,60 @@ fn rewrite_ref_clauses(sql: &str) -> Result<Cow<'_, str>, QueryError> {
     Ok(Cow::Owned(out))
 }
 
-/// The first table a statement would write, create or drop in the read-only `iceberg`
-/// catalog.
-fn iceberg_write_target(statement: &Statement) -> Option<String> {
-    let in_iceberg = |name: &ObjectName| matches!(name.0.first(), Some(ObjectNamePart::Identifier(first)) if normalize(first) == ICEBERG_CATALOG);
-    let Statement::Statement(ast) = statement else {
-        return None;
+/// Whether `name` is catalog-qualified into `iceberg`: `iceberg.<namespace…>.<table>` for
+/// a table (`parts_min` = 3), `iceberg.<namespace>` for a namespace (2). Shorter names
+/// starting with `iceberg` are Lake names (`iceberg.t` is `lake.iceberg.t`).
+fn names_iceberg(name: &ObjectName, parts_min: usize) -> bool {
+    name.0.len() >= parts_min
+        && matches!(name.0.first(), Some(ObjectNamePart::Identifier(first)) if normalize(first) == ICEBERG_CATALOG)
+}
+
+/// What a statement would write, create or drop in the read-only `iceberg` catalog, if
+/// anything: (kind, name).
+fn iceberg_write_target(statement: &Statement) -> Option<(&'static str, String)> {
+    use datafusion::sql::sqlparser::ast::ObjectType;
+    let table = |name: &ObjectName| names_iceberg(name, 3).then(|| ("table", name.to_string()));
+    let ast = match statement {
+        Statement::Statement(ast) => ast,
+        Statement::Explain(explain) => return iceberg_write_target(&explain.statement),
+        Statement::CreateExternalTable(create) => return table(&create.name),
+        _ => return None,
     };
     match ast.as_ref() {
-        Ast::Query(_) | Ast::Explain { .. } => None,
         Ast::Insert(insert) => match &insert.table {
-            TableObject::TableName(name) if in_iceberg(name) => Some(name.to_string()),
+            TableObject::TableName(name) => table(name),
             _ => None,
         },
-        Ast::CreateTable(create) => in_iceberg(&create.name).then(|| create.name.to_string()),
-        Ast::Drop { names, .. } => names
-            .iter()
-            .find(|n| in_iceberg(n))
-            .map(ToString::to_string),
+        Ast::CreateTable(create) => table(&create.name),
+        Ast::CreateView(view) => table(&view.name),
+        Ast::AlterTable(alter) => table(&alter.name),
+        Ast::Drop {
+            names, object_type, ..
+        } => {
+            let parts = if matches!(object_type, ObjectType::Schema | ObjectType::Database) {
+                2
+            } else {
+                3
+            };
+            names
+                .iter()
+                .find(|n| names_iceberg(n, parts))
+                .map(|n| ("table or namespace", n.to_string()))
+        }
         Ast::CreateSchema { schema_name, .. } => {
             let text = schema_name.to_string();
-            let first = text.split('.').next().unwrap_or_default().trim_matches('"');
-            (first.eq_ignore_ascii_case(ICEBERG_CATALOG)).then_some(text)
+            let mut parts = text.split('.');
+            let first = parts.next().unwrap_or_default().trim_matches('"');
+            (first.eq_ignore_ascii_case(ICEBERG_CATALOG) && parts.next().is_some())
+                .then_some(("namespace", text))
         }
-        // UPDATE, DELETE, MERGE, TRUNCATE, ALTER, CREATE VIEW …: any Iceberg table named.
-        other => {
+        // UPDATE, DELETE, MERGE, TRUNCATE: any Iceberg table they name.
+        Ast::Update(_) | Ast::Delete(_) | Ast::Merge(_) | Ast::Truncate(_) => {
             struct Find(Option<String>);
             impl Visitor for Find {
                 type Break = ();
                 fn pre_visit_relation(&mut self, name: &ObjectName) -> ControlFlow<()> {
-                    if matches!(name.0.first(), Some(ObjectNamePart::Identifier(first)) if normalize(first) == ICEBERG_CATALOG)
-                    {
+                    if names_iceberg(name, 3) {
                         self.0 = Some(name.to_string());
                         return ControlFlow::Break(());
                     }
@@ -281,9 +322,21 @@ fn iceberg_write_target(statement: &Statement) -> Option<String> {
                 }
             }
             let mut find = Find(None);
-            let _ = other.visit(&mut find);
-            find.0
+            let _ = ast.visit(&mut find);
+            find.0.map(|name| ("table", name))
         }
+        _ => None,
+    }
+}
+
+/// Applies the [`Rewriter`] to a statement and to the statement an EXPLAIN wraps.
+fn rewrite(statement: &mut Statement, rewriter: &mut Rewriter) {
+    match statement {
+        Statement::Statement(inner) => {
+            let _ = inner.visit(rewriter);
+        }
+        Statement::Explain(explain) => rewrite(&mut explain.statement, rewriter),
+        _ => {}
     }
 }
 
@@ -316,21 +369,26 @@ pub fn parse(sql: &str) -> Result<ParsedStatement, QueryError> {
     let mut statement = statements
         .pop_front()
         .ok_or_else(|| QueryError::Sql("empty SQL".into()))?;
-    if let Some(target) = iceberg_write_target(&statement) {
+    if let Some((kind, target)) = iceberg_write_target(&statement) {
+        let copy = if kind == "table" {
+            format!(
+                ", or copy rows into Lake with CREATE TABLE lake.<namespace>.<table> AS SELECT … FROM {target}"
+            )
+        } else {
+            String::new()
+        };
         return Err(QueryError::Unsupported(format!(
-            "writing {target}: catalog {ICEBERG_CATALOG} is read-only. Lake reads Iceberg tables from their REST catalog and never changes them; write with the engine that owns the table, or copy rows into Lake with CREATE TABLE lake.<namespace>.<table> AS SELECT … FROM {target}"
+            "writing {kind} {target}: catalog {ICEBERG_CATALOG} is read-only. Lake reads Iceberg tables from their REST catalog and never changes them; change them with the engine that owns them{copy}"
         )));
     }
-    if let Statement::Statement(inner) = &mut statement {
-        let mut rewriter = Rewriter {
-            error: None,
-            placeholders: 0,
-            depth: 0,
-        };
-        let _ = inner.visit(&mut rewriter);
-        if let Some(e) = rewriter.error {
-            return Err(e);
-        }
+    let mut rewriter = Rewriter {
+        error: None,
+        placeholders: 0,
+        depth: 0,
+    };
+    rewrite(&mut statement, &mut rewriter);
+    if let Some(e) = rewriter.error {
+        return Err(e);
     }
     let (tables, _ctes) =
         resolve_table_references(&statement, true).map_err(|e| QueryError::Sql(e.to_string()))?;
@@ -408,29 +466,31 @@ impl VisitorMut for Rewriter {
         else {
             return ControlFlow::Continue(());
         };
-        let Some(clause) = version.take() else {
-            return ControlFlow::Continue(());
-        };
-        let spec = match version_spec(&clause) {
-            Ok(spec) => spec,
-            Err(e) => {
-                self.error = Some(e);
-                return ControlFlow::Break(());
-            }
+        let travel = match version.take() {
+            Some(clause) => match version_spec(&clause) {
+                Ok(travel) => travel,
+                Err(e) => {
+                    self.error = Some(e);
+                    return ControlFlow::Break(());
+                }
+            },
+            None => TimeTravel::Latest,
         };
         let Some(ObjectNamePart::Identifier(last)) = name.0.last_mut() else {
+            if travel == TimeTravel::Latest {
+                return ControlFlow::Continue(());
+            }
             self.error = Some(QueryError::Sql(format!("cannot time-travel on {name}")));
             return ControlFlow::Break(());
         };
         let original = last.clone();
-        let suffix = match spec {
-            TimeTravel::Number(v) => format!("v{v}"),
-            TimeTravel::AsOfMs(t) => format!("t{t}"),
-            TimeTravel::Name(r) => format!("r{r}"),
-            TimeTravel::Latest => return ControlFlow::Continue(()),
-        };
-        // Quoted, so normalization keeps the name and the '@' intact.
-        *last = Ident::with_quote('"', format!("{}@{suffix}", normalize(&original)));
+        let plain = normalize(&original);
+        let key = table_key(&plain, &travel);
+        if key == plain {
+            return ControlFlow::Continue(());
+        }
+        // Quoted, so normalization keeps the key intact.
+        *last = Ident::with_quote('"', key);
         if alias.is_none() {
             *alias = Some(TableAlias {
                 explicit: true,
@@ -576,38 +636,67 @@ mod tests {
     fn time_travel_clauses_become_table_keys() {
         assert_eq!(tables("SELECT * FROM t VERSION AS OF 3"), ["t@v3"]);
         assert_eq!(tables("SELECT * FROM t FOR VERSION AS OF 3"), ["t@v3"]);
-        assert_eq!(tables("SELECT * FROM t TIMESTAMP AS OF 1700000000000"), ["t@t1700000000000"]);
-        assert_eq!(tables("SELECT * FROM t FOR TIMESTAMP AS OF 1700000000000"), ["t@t1700000000000"]);
+        assert_eq!(
+            tables("SELECT * FROM t TIMESTAMP AS OF 1700000000000"),
+            ["t@t1700000000000"]
+        );
+        assert_eq!(
+            tables("SELECT * FROM t FOR TIMESTAMP AS OF 1700000000000"),
+            ["t@t1700000000000"]
+        );
         assert_eq!(tables("SELECT * FROM t VERSION AS OF 'dev'"), ["t@rdev"]);
-        assert_eq!(tables("select * from t for version as of 'it''s'"), ["t@rit's"]);
+        assert_eq!(
+            tables("select * from t for version as of 'it''s'"),
+            ["t@rit's"]
+        );
         // Strings and comments are not rewritten.
         let parsed = parse("SELECT 'VERSION AS OF ''x''' AS s -- FOR VERSION AS OF 'y'\nFROM t")
             .expect("parses");
-        assert!(parsed.statement.to_string().contains("VERSION AS OF 'x'"));
+        let text = parsed.statement.to_string();
+        assert!(text.contains("'VERSION AS OF ''x'''"), "{text}");
+        assert!(!text.contains("SYSTEM_TIME"), "{text}");
         assert_eq!(
-            split_table_key("t@rit's"),
-            ("t", TimeTravel::Name("it's".into()))
+            split_table_key("t@rit's@x"),
+            ("t".to_string(), TimeTravel::Name("it's@x".into()))
         );
-        assert_eq!(split_table_key("t@v-1"), ("t", TimeTravel::Number(-1)));
-        assert_eq!(split_table_key("t"), ("t", TimeTravel::Latest));
-        let err = parse("SELECT * FROM t VERSION AS OF ''").err().expect("empty ref");
+        assert_eq!(
+            split_table_key("t@v-1"),
+            ("t".to_string(), TimeTravel::Number(-1))
+        );
+        assert_eq!(split_table_key("t"), ("t".to_string(), TimeTravel::Latest));
+        // A quoted name with `@` or `%` is escaped, never read as a clause.
+        assert_eq!(tables(r#"SELECT * FROM "x@rv1""#), ["x%40rv1"]);
+        assert_eq!(
+            split_table_key(&table_key("a%40@b", &TimeTravel::Name("v@1".into()))),
+            ("a%40@b".to_string(), TimeTravel::Name("v@1".into()))
+        );
+        let err = parse("SELECT * FROM t VERSION AS OF ''")
+            .err()
+            .expect("empty ref");
         assert!(err.to_string().contains("non-empty"), "{err}");
     }
 
     #[test]
     fn multi_level_iceberg_names_collapse_into_one_schema() {
+        let parsed =
+            parse("SELECT * FROM iceberg.lab.robots.runs VERSION AS OF 'dev'").expect("parses");
         assert_eq!(
-            tables("SELECT * FROM iceberg.lab.robots.runs VERSION AS OF 'dev'"),
-            ["iceberg.\"lab.robots\".\"runs@rdev\""]
+            parsed
+                .tables
+                .iter()
+                .filter_map(iceberg_table)
+                .collect::<Vec<_>>(),
+            [(vec!["lab".into(), "robots".into()], "runs@rdev".to_string())]
         );
-        let parsed = parse("SELECT * FROM iceberg.a.b.c.t JOIN iceberg.\"a.b\".t2 ON true")
-            .expect("parses");
-        let refs: Vec<_> = parsed.tables.iter().filter_map(iceberg_table).collect();
+        let parsed =
+            parse("SELECT * FROM iceberg.a.b.c.t JOIN iceberg.\"a.b\".t2 ON true").expect("parses");
+        let mut refs: Vec<_> = parsed.tables.iter().filter_map(iceberg_table).collect();
+        refs.sort();
         assert_eq!(
             refs,
             [
-                (vec!["a".into(), "b".into(), "c".into()], "t".to_string()),
-                (vec!["a".into(), "b".into()], "t2".to_string())
+                (vec!["a".into(), "b".into()], "t2".to_string()),
+                (vec!["a".into(), "b".into(), "c".into()], "t".to_string())
             ]
         );
     }
@@ -625,7 +714,9 @@ mod tests {
             "CREATE SCHEMA iceberg.s",
             "INSERT INTO ICEBERG.a.b.t VALUES (1)",
         ] {
-            let err = parse(sql).err().unwrap_or_else(|| panic!("{sql} was accepted"));
+            let err = parse(sql)
+                .err()
+                .unwrap_or_else(|| panic!("{sql} was accepted"));
             assert!(err.to_string().contains("read-only"), "{sql}: {err}");
         }
         for sql in [

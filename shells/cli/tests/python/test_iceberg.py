@@ -281,6 +281,45 @@ def test_writes_on_iceberg_fail_clearly_and_the_rest_catalog_receives_none(conn,
     assert sql_catalog(out).load_table("sales.orders").metadata_location == orders(expected)["metadata_location"]
 
 
+def test_explain_describe_and_copies_see_the_snapshot_asked_for(conn, tables):
+    _, expected = tables
+    v1 = orders(expected)["snapshots"][0]
+    plan = query(conn, "EXPLAIN SELECT customer FROM iceberg.sales.orders VERSION AS OF 'v1'").to_pylist()
+    assert any("customer" in row["plan"] for row in plan)
+    analyzed = query(conn, "EXPLAIN ANALYZE SELECT count(*) FROM iceberg.sales.orders VERSION AS OF 'v1'").to_pylist()
+    assert any("output_rows=3" in row["plan"] for row in analyzed), analyzed
+    described = query(conn, "DESCRIBE iceberg.sales.orders").column("column_name").to_pylist()
+    assert described == ["id", "client", "region", "amount", "discount"]
+    # A copy of a snapshot (timestamptz columns included) into Lake.
+    query(conn, "CREATE TABLE lake.default.orders_v1 AS SELECT * FROM iceberg.sales.orders VERSION AS OF 'v1'")
+    assert rows(query(conn, "SELECT * FROM orders_v1")) == v1["rows"]
+    query(conn, "CREATE TABLE lake.default.orders_snapshots AS SELECT committed_at, snapshot_id, operation "
+                'FROM iceberg.sales."orders$snapshots"')
+    copied = query(conn, "SELECT committed_at, snapshot_id FROM orders_snapshots ORDER BY committed_at").to_pylist()
+    assert [r["snapshot_id"] for r in copied] == [s["snapshot_id"] for s in orders(expected)["snapshots"]]
+    assert [int(r["committed_at"].timestamp() * 1000) for r in copied] == [
+        s["timestamp_ms"] for s in orders(expected)["snapshots"]]
+
+
+def test_names_are_taken_literally(conn):
+    # Lake's internal spelling of a time-travel clause is not a way to name one.
+    err = error_of(conn, 'SELECT * FROM iceberg.sales."orders@rv1"')
+    assert "orders@rv1" in err and "does not exist" in err, err
+    for sql in ['SELECT * FROM iceberg."".orders', 'SELECT * FROM iceberg."lab..robots".runs',
+                'SELECT * FROM iceberg.sales.""']:
+        err = error_of(conn, sql)
+        assert "must not be empty" in err, (sql, err)
+    # Two-part names starting with `iceberg` are Lake names (namespace lake.iceberg).
+    query(conn, "CREATE SCHEMA iceberg")
+    query(conn, "CREATE TABLE iceberg.t AS SELECT 1 AS id")
+    query(conn, "INSERT INTO iceberg.t VALUES (2)")
+    assert rows(query(conn, "SELECT * FROM lake.iceberg.t")) == [{"id": 1}, {"id": 2}]
+    query(conn, "DROP TABLE iceberg.t")
+    query(conn, "DROP SCHEMA iceberg")
+    err = error_of(conn, "DROP SCHEMA iceberg.sales")
+    assert "read-only" in err, err
+
+
 def test_planning_revalidates_with_the_etag(conn, rest):
     query(conn, "SELECT count(*) FROM iceberg.sales.orders")
     before = stats(rest)

@@ -13,8 +13,8 @@
 //! snapshot's schema by field id, position and equality deletes are applied, and files
 //! without field ids are read through the table's name mapping.
 //!
-//! Metadata tables `<table>$snapshots`, `$history`, `$refs` and `$manifests` (Spark's and
-//! Trino's names and columns) show the snapshot ids and refs a query can name.
+//! Metadata tables `<table>$snapshots`, `$history` and `$refs` (Spark's and Trino's names
+//! and columns) show the snapshot ids and refs a query can name.
 
 pub mod rest;
 pub mod storage;
@@ -209,36 +209,40 @@ enum MetadataTable {
     Snapshots,
     History,
     Refs,
-    Manifests,
 }
 
 impl MetadataTable {
-    const ALL: [(&'static str, Self); 4] = [
+    const ALL: [(&'static str, Self); 3] = [
         ("snapshots", Self::Snapshots),
         ("history", Self::History),
         ("refs", Self::Refs),
-        ("manifests", Self::Manifests),
     ];
 
-    /// `t$snapshots` → (`t`, Snapshots).
-    fn split(name: &str) -> Result<(&str, Option<Self>), QueryError> {
-        let Some((table, suffix)) = name.rsplit_once('$') else {
-            return Ok((name, None));
-        };
-        Self::ALL
-            .iter()
-            .find(|(s, _)| *s == suffix)
-            .map(|(_, kind)| (table, Some(*kind)))
-            .ok_or_else(|| {
-                QueryError::NotFound(format!(
-                    "metadata table {suffix:?} does not exist; Iceberg tables have {}",
-                    Self::ALL
-                        .iter()
-                        .map(|(s, _)| format!("{table}${s}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
+    /// `t$snapshots` → (`t`, Snapshots); a name without a known suffix is a table's own.
+    fn split(name: &str) -> (&str, Option<Self>) {
+        name.rsplit_once('$')
+            .and_then(|(table, suffix)| {
+                Self::ALL
+                    .iter()
+                    .find(|(s, _)| *s == suffix)
+                    .map(|(_, kind)| (table, Some(*kind)))
             })
+            .unwrap_or((name, None))
+    }
+
+    /// A hint for a missing table whose name looks like a metadata table.
+    fn hint(name: &str) -> String {
+        match name.rsplit_once('$') {
+            Some((table, _)) => format!(
+                " (metadata tables are {})",
+                Self::ALL
+                    .iter()
+                    .map(|(s, _)| format!("{table}${s}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => String::new(),
+        }
     }
 }
 
@@ -427,9 +431,16 @@ impl IcebergCatalog {
                     TableMetadata::read_from(&self.file_io, location)
                         .await
                         .map_err(|e| {
-                            QueryError::Unavailable(format!(
-                                "cannot read Iceberg metadata file {location}: {e}"
-                            ))
+                            // Storage failures may pass; a file that does not parse will not.
+                            if storage::is_storage_error(&e) {
+                                QueryError::Unavailable(format!(
+                                    "cannot read Iceberg metadata file {location}: {e}"
+                                ))
+                            } else {
+                                QueryError::Execution(format!(
+                                    "Iceberg metadata file {location} is not valid table metadata: {e}"
+                                ))
+                            }
                         })
                 },
             )
@@ -527,13 +538,27 @@ impl IcebergCatalog {
     /// or storage does not answer.
     pub async fn pin(&self, namespace: &[String], key: &str) -> Result<IcebergPin, QueryError> {
         let (name, travel) = split_table_key(key);
-        let (table, metadata_table) = MetadataTable::split(name)?;
+        let (table, metadata_table) = MetadataTable::split(&name);
         if metadata_table.is_some() && travel != TimeTravel::Latest {
             return Err(QueryError::InvalidArgument(format!(
                 "metadata table {name} lists the whole table; it takes no time-travel clause"
             )));
         }
-        let location = self.current_location(namespace, table).await?;
+        if namespace.iter().any(String::is_empty) || table.is_empty() {
+            return Err(QueryError::InvalidArgument(format!(
+                "iceberg.{}.{table:?}: namespace levels and table names must not be empty",
+                namespace.join(".")
+            )));
+        }
+        let location = match self.current_location(namespace, table).await {
+            Err(QueryError::NotFound(m)) => {
+                return Err(QueryError::NotFound(format!(
+                    "{m}{}",
+                    MetadataTable::hint(&name)
+                )));
+            }
+            other => other?,
+        };
         let metadata = self.metadata_at(&location).await?;
         let display = format!("{ICEBERG_CATALOG}.{}.{table}", namespace.join("."));
         let snapshot_id = if metadata_table.is_some() {
@@ -580,7 +605,7 @@ impl IcebergCatalog {
     pub async fn provider(&self, pin: &IcebergPin) -> Result<Arc<dyn TableProvider>, QueryError> {
         let metadata = self.metadata_at(&pin.metadata_location).await?;
         let (name, _) = split_table_key(&pin.key);
-        let (table_name, metadata_table) = MetadataTable::split(name)?;
+        let (table_name, metadata_table) = MetadataTable::split(&name);
         let table = self.table(pin, table_name, metadata.metadata.clone())?;
         if let Some(kind) = metadata_table {
             return self.metadata_table(&table, &metadata, kind).await;
@@ -614,23 +639,14 @@ impl IcebergCatalog {
     ) -> Result<Arc<dyn TableProvider>, QueryError> {
         let failed = |e: iceberg::Error| QueryError::Execution(format!("metadata table: {e}"));
         let batch = match kind {
-            MetadataTable::Snapshots | MetadataTable::Manifests => {
+            MetadataTable::Snapshots => {
                 let inspect = table.inspect();
-                let stream = if kind == MetadataTable::Snapshots {
-                    inspect.snapshots().scan().await
-                } else {
-                    inspect.manifests().scan().await
-                }
-                .map_err(failed)?;
+                let stream = inspect.snapshots().scan().await.map_err(failed)?;
                 let batches: Vec<RecordBatch> = stream.try_collect().await.map_err(failed)?;
                 let schema = batches.first().map_or_else(
                     || {
-                        let schema = if kind == MetadataTable::Snapshots {
-                            inspect.snapshots().schema()
-                        } else {
-                            inspect.manifests().schema()
-                        };
-                        iceberg::arrow::schema_to_arrow_schema(&schema).map(Arc::new)
+                        iceberg::arrow::schema_to_arrow_schema(&inspect.snapshots().schema())
+                            .map(Arc::new)
                     },
                     |b| Ok(b.schema()),
                 );
@@ -894,16 +910,14 @@ mod tests {
     }
 
     #[test]
-    fn metadata_table_names_split_and_unknown_ones_list_the_known() {
+    fn metadata_table_names_split_and_other_names_stay_whole() {
         assert_eq!(
-            MetadataTable::split("orders$refs").expect("refs"),
+            MetadataTable::split("orders$refs"),
             ("orders", Some(MetadataTable::Refs))
         );
-        assert_eq!(
-            MetadataTable::split("orders").expect("plain"),
-            ("orders", None)
-        );
-        let err = MetadataTable::split("orders$files").expect_err("unknown");
-        assert!(err.to_string().contains("orders$snapshots"), "{err}");
+        assert_eq!(MetadataTable::split("orders"), ("orders", None));
+        // A name with an unknown suffix is a table's own name (Iceberg allows `$`).
+        assert_eq!(MetadataTable::split("we$rd"), ("we$rd", None));
+        assert!(MetadataTable::hint("orders$files").contains("orders$snapshots"));
     }
 }

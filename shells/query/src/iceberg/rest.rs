@@ -125,6 +125,10 @@ struct ErrorBody {
     kind: String,
 }
 
+/// Largest response body read from the REST catalog, in bytes: a load-table response
+/// with `snapshots=refs` is kilobytes; a larger one is refused before it fills memory.
+pub const RESPONSE_MAX: usize = 32 << 20;
+
 /// Most pages followed for one listing, so a server that repeats its page token cannot
 /// loop Lake forever.
 const PAGES_MAX: usize = 1000;
@@ -240,16 +244,14 @@ impl RestClient {
                     .map_err(|e| self.unreachable(&e))?;
                 if !response.status().is_success() {
                     let status = response.status();
-                    let body = response.text().await.unwrap_or_default();
+                    let body = self.error_text(response).await;
                     return Err(QueryError::Unauthenticated(format!(
                         "Iceberg REST catalog at {}: OAuth2 client-credentials exchange at {endpoint} failed ({status}): {}",
                         self.uri,
                         lake_core::registry::clip(body, 512)
                     )));
                 }
-                let token: TokenResponse = response.json().await.map_err(|e| {
-                    QueryError::Execution(format!("OAuth2 token response from {endpoint}: {e}"))
-                })?;
+                let token: TokenResponse = self.json("OAuth2 token response", response).await?;
                 *cached = Some(token.access_token.clone());
                 Ok(Some(token.access_token))
             }
@@ -282,10 +284,57 @@ impl RestClient {
         )))
     }
 
+    /// Reads at most `limit` bytes of a body; `true` when there was more.
+    async fn body(
+        &self,
+        mut response: reqwest::Response,
+        limit: usize,
+    ) -> Result<(Vec<u8>, bool), QueryError> {
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.unreachable(&e))? {
+            if body.len() + chunk.len() > limit {
+                body.extend_from_slice(&chunk[..limit - body.len()]);
+                return Ok((body, true));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok((body, false))
+    }
+
+    /// Reads a JSON body of at most [`RESPONSE_MAX`] bytes.
+    async fn json<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+        response: reqwest::Response,
+    ) -> Result<T, QueryError> {
+        let (body, more) = self.body(response, RESPONSE_MAX).await?;
+        if more {
+            return Err(QueryError::Execution(format!(
+                "Iceberg REST catalog at {}: {what}: the response exceeds {} MiB; Lake refuses it",
+                self.uri,
+                RESPONSE_MAX >> 20
+            )));
+        }
+        serde_json::from_slice(&body).map_err(|e| {
+            QueryError::Execution(format!(
+                "Iceberg REST catalog at {}: {what}: the response is not the spec's JSON: {e}",
+                self.uri
+            ))
+        })
+    }
+
+    /// The start of an error body, as text.
+    async fn error_text(&self, response: reqwest::Response) -> String {
+        self.body(response, 4096)
+            .await
+            .map(|(b, _)| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    }
+
     /// Maps a non-success response to an error naming the server's `ErrorModel`.
     async fn failure(&self, what: &str, response: reqwest::Response) -> QueryError {
         let status = response.status();
-        let body = response.text().await.unwrap_or_default();
+        let body = self.error_text(response).await;
         let detail = match serde_json::from_str::<ErrorModel>(&body) {
             Ok(model) => format!("{}: {}", model.error.kind, model.error.message),
             Err(_) => lake_core::registry::clip(body, 512),
@@ -321,12 +370,7 @@ impl RestClient {
         if !response.status().is_success() {
             return Err(self.failure("GET /v1/config", response).await);
         }
-        let config: ConfigResponse = response.json().await.map_err(|e| {
-            QueryError::Execution(format!(
-                "Iceberg REST catalog at {}: /v1/config: {e}",
-                self.uri
-            ))
-        })?;
+        let config: ConfigResponse = self.json("GET /v1/config", response).await?;
         let prefix = config
             .overrides
             .get("prefix")
@@ -408,10 +452,7 @@ impl RestClient {
             if !response.status().is_success() {
                 return Err(self.failure("list tables", response).await);
             }
-            let body: TablesResponse = response
-                .json()
-                .await
-                .map_err(|e| QueryError::Execution(format!("Iceberg REST list tables: {e}")))?;
+            let body: TablesResponse = self.json("list tables", response).await?;
             out.extend(body.identifiers.into_iter().map(|t| t.name));
             match body.next_page_token.filter(|t| !t.is_empty()) {
                 Some(token) => page = Some(token),
@@ -454,10 +495,7 @@ impl RestClient {
             .get(reqwest::header::ETAG)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let body: LoadTableResponse = response
-            .json()
-            .await
-            .map_err(|e| QueryError::Execution(format!("Iceberg REST load table: {e}")))?;
+        let body: LoadTableResponse = self.json("load table", response).await?;
         let metadata_location = body.metadata_location.ok_or_else(|| {
             QueryError::Unsupported(format!(
                 "Iceberg REST catalog at {} returned table {}.{table} without a metadata-location; Lake reads tables from their metadata file",

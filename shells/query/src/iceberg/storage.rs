@@ -96,12 +96,21 @@ fn read_only(path: &str) -> Error {
     )
 }
 
+/// Prefix of every storage failure's message, so callers can tell them from bad content.
+const STORAGE_FAILURE: &str = "reading Iceberg file";
+
 fn storage_error(path: &str, e: object_store::Error) -> Error {
     let kind = match e {
         object_store::Error::NotFound { .. } => ErrorKind::DataInvalid,
         _ => ErrorKind::Unexpected,
     };
-    Error::new(kind, format!("reading Iceberg file {path}: {e}"))
+    Error::new(kind, format!("{STORAGE_FAILURE} {path}: {e}"))
+}
+
+/// Whether `e` is a failure to read from storage (as opposed to content that does not
+/// parse).
+pub fn is_storage_error(e: &Error) -> bool {
+    e.message().starts_with(STORAGE_FAILURE)
 }
 
 impl ObjectStoreStorage {
