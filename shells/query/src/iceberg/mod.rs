@@ -17,6 +17,7 @@
 //! and columns) show the snapshot ids and refs a query can name.
 
 pub mod rest;
+mod stats;
 pub mod storage;
 
 use std::collections::{BTreeMap, HashMap};
@@ -617,11 +618,21 @@ impl IcebergCatalog {
             ))
         };
         match pin.snapshot_id {
-            Some(id) => Ok(Arc::new(
-                IcebergStaticTableProvider::try_new_from_table_snapshot(table, id)
-                    .await
-                    .map_err(iceberg_error)?,
-            )),
+            Some(id) => {
+                let rows = metadata
+                    .metadata
+                    .snapshot_by_id(id)
+                    .and_then(|s| stats::exact_rows(s));
+                let scan: Arc<dyn TableProvider> = Arc::new(
+                    IcebergStaticTableProvider::try_new_from_table_snapshot(table, id)
+                        .await
+                        .map_err(iceberg_error)?,
+                );
+                Ok(match rows {
+                    Some(rows) => Arc::new(stats::CountedTable::new(scan, rows)),
+                    None => scan,
+                })
+            }
             None => {
                 let schema =
                     iceberg::arrow::schema_to_arrow_schema(metadata.metadata.current_schema())
