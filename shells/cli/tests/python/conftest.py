@@ -1,5 +1,6 @@
 """Fixtures: a real `lake serve --demo` on a free 127.0.0.1 port, and ADBC connections."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -90,3 +91,30 @@ def unique_ns(conn, request):
     name = "t_" + "".join(c if c.isalnum() else "_" for c in request.node.name).lower()[:60]
     query(conn, f"CREATE SCHEMA {name}")
     return name
+
+
+ICEBERG_FIXTURES = REPO / "fixtures" / "iceberg"
+ICEBERG_TOKEN = "secret-token"
+ICEBERG_CLIENT = ("lake", "lake-secret")
+
+
+@pytest.fixture(scope="module")
+def iceberg_tables(tmp_path_factory):
+    """Iceberg tables written by pyiceberg (fixtures/iceberg/make_tables.py): (OUT_DIR,
+    expected.json)."""
+    out = tmp_path_factory.mktemp("iceberg")
+    subprocess.run([sys.executable, str(ICEBERG_FIXTURES / "make_tables.py"), str(out)], check=True, timeout=300)
+    return out, json.loads((out / "expected.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def iceberg_rest(iceberg_tables):
+    """The fixture REST catalog over `iceberg_tables` (bearer token and OAuth2 client
+    credentials required), as its base URI."""
+    sys.path.insert(0, str(ICEBERG_FIXTURES))
+    from rest_catalog import serve
+
+    out, _ = iceberg_tables
+    server = serve(out, 0, "fixtures", "fixtures", ICEBERG_TOKEN, ICEBERG_CLIENT)
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()

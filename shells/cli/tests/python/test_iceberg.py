@@ -20,6 +20,8 @@ import adbc_driver_flightsql.dbapi as flightsql
 import pyarrow as pa
 import pytest
 
+from conftest import ICEBERG_CLIENT as CLIENT
+from conftest import ICEBERG_TOKEN as TOKEN
 from conftest import LakeServer, lake_binary, query
 
 REPO = Path(__file__).resolve().parents[4]
@@ -28,27 +30,9 @@ sys.path.insert(0, str(FIXTURES))
 from make_tables import catalog as sql_catalog  # noqa: E402
 from rest_catalog import serve  # noqa: E402
 
-TOKEN = "secret-token"
-CLIENT = ("lake", "lake-secret")
 
-
-@pytest.fixture(scope="module")
-def tables(tmp_path_factory):
-    out = tmp_path_factory.mktemp("iceberg")
-    subprocess.run([sys.executable, str(FIXTURES / "make_tables.py"), str(out)], check=True, timeout=300)
-    return out, json.loads((out / "expected.json").read_text())
-
-
-@pytest.fixture(scope="module")
-def rest(tables):
-    out, _ = tables
-    server = serve(out, 0, "fixtures", "fixtures", TOKEN, CLIENT)
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-
-
-def stats(rest):
-    with urllib.request.urlopen(f"{rest}/test/stats", timeout=10) as response:
+def stats(rest_uri):
+    with urllib.request.urlopen(f"{rest_uri}/test/stats", timeout=10) as response:
         return json.loads(response.read())
 
 
@@ -58,9 +42,9 @@ def start_lake(env):
 
 
 @pytest.fixture(scope="module")
-def lake(rest):
+def lake(iceberg_rest):
     server, data_dir = start_lake({
-        "LAKE_ICEBERG_REST_URI": rest,
+        "LAKE_ICEBERG_REST_URI": iceberg_rest,
         "LAKE_ICEBERG_WAREHOUSE": "fixtures",
         "LAKE_ICEBERG_TOKEN": TOKEN,
     })
@@ -90,8 +74,8 @@ def error_of(conn, sql):
     return str(failure.value)
 
 
-def test_every_snapshot_reads_as_pyiceberg_reads_it_under_its_own_schema(conn, tables):
-    _, expected = tables
+def test_every_snapshot_reads_as_pyiceberg_reads_it_under_its_own_schema(conn, iceberg_tables):
+    _, expected = iceberg_tables
     table = orders(expected)
     assert len(table["snapshots"]) == 5
     for snapshot in table["snapshots"]:
@@ -104,8 +88,8 @@ def test_every_snapshot_reads_as_pyiceberg_reads_it_under_its_own_schema(conn, t
     assert rows(got) == first["rows"]
 
 
-def test_evolution_is_matched_by_field_id(conn, tables):
-    _, expected = tables
+def test_evolution_is_matched_by_field_id(conn, iceberg_tables):
+    _, expected = iceberg_tables
     snapshots = orders(expected)["snapshots"]
     # The first snapshot wrote `customer` and an `amount` that was later dropped and
     # re-added with a new field id: read at the current snapshot, the renamed column keeps
@@ -118,8 +102,8 @@ def test_evolution_is_matched_by_field_id(conn, tables):
     assert "client" in err
 
 
-def test_the_default_is_the_current_snapshot_and_refs_resolve_by_name(conn, tables):
-    _, expected = tables
+def test_the_default_is_the_current_snapshot_and_refs_resolve_by_name(conn, iceberg_tables):
+    _, expected = iceberg_tables
     table = orders(expected)
     by_id = {s["snapshot_id"]: s for s in table["snapshots"]}
     current = by_id[table["current_snapshot_id"]]
@@ -132,8 +116,8 @@ def test_the_default_is_the_current_snapshot_and_refs_resolve_by_name(conn, tabl
     assert "nope" in err and "tag v1" in err and "branch dev" in err
 
 
-def test_timestamp_as_of_reads_the_snapshot_current_at_that_time(conn, tables):
-    _, expected = tables
+def test_timestamp_as_of_reads_the_snapshot_current_at_that_time(conn, iceberg_tables):
+    _, expected = iceberg_tables
     snapshots = orders(expected)["snapshots"]
     for snapshot in snapshots:
         ms = snapshot["timestamp_ms"]
@@ -145,16 +129,16 @@ def test_timestamp_as_of_reads_the_snapshot_current_at_that_time(conn, tables):
     assert "first" in err
 
 
-def test_unknown_snapshot_id_names_the_ones_that_exist(conn, tables):
-    _, expected = tables
+def test_unknown_snapshot_id_names_the_ones_that_exist(conn, iceberg_tables):
+    _, expected = iceberg_tables
     err = error_of(conn, "SELECT * FROM iceberg.sales.orders VERSION AS OF 12")
     assert "12" in err
     for snapshot in orders(expected)["snapshots"]:
         assert str(snapshot["snapshot_id"]) in err
 
 
-def test_multi_level_namespaces_in_both_spellings(conn, tables):
-    _, expected = tables
+def test_multi_level_namespaces_in_both_spellings(conn, iceberg_tables):
+    _, expected = iceberg_tables
     runs = expected["tables"]["lab.robots.runs"]["snapshots"][-1]["rows"]
     assert rows(query(conn, "SELECT * FROM iceberg.lab.robots.runs")) == runs
     assert rows(query(conn, 'SELECT * FROM iceberg."lab.robots".runs')) == runs
@@ -163,8 +147,8 @@ def test_multi_level_namespaces_in_both_spellings(conn, tables):
     assert joined == [{"robot": "r2", "client": "ann"}]  # id 2 was deleted from orders
 
 
-def test_metadata_tables_list_snapshots_history_and_refs(conn, tables):
-    _, expected = tables
+def test_metadata_tables_list_snapshots_history_and_refs(conn, iceberg_tables):
+    _, expected = iceberg_tables
     table = orders(expected)
     ids = [s["snapshot_id"] for s in table["snapshots"]]
     snaps = query(conn, 'SELECT snapshot_id, parent_id, operation FROM iceberg.sales."orders$snapshots" ORDER BY committed_at')
@@ -184,7 +168,7 @@ def test_metadata_tables_list_snapshots_history_and_refs(conn, tables):
     assert "orders$snapshots" in err
 
 
-def test_listing_shows_iceberg_namespaces_and_tables_beside_lake(conn, tables):
+def test_listing_shows_iceberg_namespaces_and_tables_beside_lake(conn, iceberg_tables):
     catalogs = [c["catalog_name"] for c in conn.adbc_get_objects(depth="catalogs").read_all().to_pylist()]
     assert sorted(catalogs) == ["iceberg", "lake"]
     objects = conn.adbc_get_objects(depth="tables", catalog_filter="iceberg").read_all().to_pylist()
@@ -220,8 +204,8 @@ def duckdb_rows(metadata_location, snapshot_id, tmp_path):
     return rows(pq.read_table(answer))
 
 
-def test_merge_on_read_deletes_and_files_without_field_ids(conn, tables, tmp_path):
-    _, expected = tables
+def test_merge_on_read_deletes_and_files_without_field_ids(conn, iceberg_tables, tmp_path):
+    _, expected = iceberg_tables
     events = expected["tables"]["lab.events"]
     assert [s["rows_from"] for s in events["snapshots"]] == ["pyiceberg", "pyiceberg", "spec", "spec"]
     for snapshot in events["snapshots"]:
@@ -235,8 +219,8 @@ def test_merge_on_read_deletes_and_files_without_field_ids(conn, tables, tmp_pat
     assert got == [{"kind": "c"}, {"kind": "f"}, {"kind": "g"}]
 
 
-def test_a_ticket_reads_its_pinned_snapshot_after_the_table_moves_on(conn, tables):
-    out, _ = tables
+def test_a_ticket_reads_its_pinned_snapshot_after_the_table_moves_on(conn, iceberg_tables):
+    out, _ = iceberg_tables
     writer = sql_catalog(out)
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
     table = writer.create_table("lab.pinned", schema=schema)
@@ -253,7 +237,7 @@ def test_a_ticket_reads_its_pinned_snapshot_after_the_table_moves_on(conn, table
         {"id": 1, "v": "a"}, {"id": 2, "v": "b"}, {"id": 3, "v": "c"}]
 
 
-def test_writes_on_iceberg_fail_clearly_and_the_rest_catalog_receives_none(conn, tables, rest):
+def test_writes_on_iceberg_fail_clearly_and_the_rest_catalog_receives_none(conn, iceberg_tables, iceberg_rest):
     for sql in [
         "INSERT INTO iceberg.sales.orders (id) VALUES (100)",
         "DELETE FROM iceberg.sales.orders WHERE id = 1",
@@ -275,14 +259,14 @@ def test_writes_on_iceberg_fail_clearly_and_the_rest_catalog_receives_none(conn,
     # Reading Iceberg into a Lake table is the way to copy.
     query(conn, "CREATE TABLE lake.default.robots_copy AS SELECT * FROM iceberg.lab.robots.runs")
     assert rows(query(conn, "SELECT * FROM robots_copy")) == [{"id": 1, "robot": "r2"}, {"id": 2, "robot": "c3"}]
-    assert stats(rest)["writes"] == 0
+    assert stats(iceberg_rest)["writes"] == 0
     # The table's files are untouched: pyiceberg still reads the same current snapshot.
-    out, expected = tables
+    out, expected = iceberg_tables
     assert sql_catalog(out).load_table("sales.orders").metadata_location == orders(expected)["metadata_location"]
 
 
-def test_explain_describe_and_copies_see_the_snapshot_asked_for(conn, tables):
-    _, expected = tables
+def test_explain_describe_and_copies_see_the_snapshot_asked_for(conn, iceberg_tables):
+    _, expected = iceberg_tables
     v1 = orders(expected)["snapshots"][0]
     plan = query(conn, "EXPLAIN SELECT customer FROM iceberg.sales.orders VERSION AS OF 'v1'").to_pylist()
     assert any("customer" in row["plan"] for row in plan)
@@ -301,8 +285,8 @@ def test_explain_describe_and_copies_see_the_snapshot_asked_for(conn, tables):
         s["timestamp_ms"] for s in orders(expected)["snapshots"]]
 
 
-def test_count_star_comes_from_the_snapshot_summary_only_when_it_is_exact(conn, tables):
-    _, expected = tables
+def test_count_star_comes_from_the_snapshot_summary_only_when_it_is_exact(conn, iceberg_tables):
+    _, expected = iceberg_tables
     for snapshot in orders(expected)["snapshots"]:
         sql = f"SELECT count(*) AS n FROM iceberg.sales.orders VERSION AS OF {snapshot['snapshot_id']}"
         assert query(conn, sql).to_pylist() == [{"n": len(snapshot["rows"])}]
@@ -338,11 +322,11 @@ def test_names_are_taken_literally(conn):
     assert "read-only" in err, err
 
 
-def test_planning_revalidates_with_the_etag(conn, rest):
+def test_planning_revalidates_with_the_etag(conn, iceberg_rest):
     query(conn, "SELECT count(*) FROM iceberg.sales.orders")
-    before = stats(rest)
+    before = stats(iceberg_rest)
     query(conn, "SELECT count(*) FROM iceberg.sales.orders")
-    after = stats(rest)
+    after = stats(iceberg_rest)
     # Every load-table request of the second query was answered 304 Not Modified (the
     # other request counted is the /test/stats call itself).
     revalidated = after["not_modified"] - before["not_modified"]
@@ -350,11 +334,11 @@ def test_planning_revalidates_with_the_etag(conn, rest):
     assert after["requests"] - before["requests"] - 1 == revalidated
 
 
-def test_oauth2_client_credentials_and_a_refused_credential(rest, tables):
-    _, expected = tables
-    good, good_dir = start_lake({"LAKE_ICEBERG_REST_URI": rest, "LAKE_ICEBERG_WAREHOUSE": "fixtures",
+def test_oauth2_client_credentials_and_a_refused_credential(iceberg_rest, iceberg_tables):
+    _, expected = iceberg_tables
+    good, good_dir = start_lake({"LAKE_ICEBERG_REST_URI": iceberg_rest, "LAKE_ICEBERG_WAREHOUSE": "fixtures",
                                  "LAKE_ICEBERG_CREDENTIAL": f"{CLIENT[0]}:{CLIENT[1]}"})
-    bad, bad_dir = start_lake({"LAKE_ICEBERG_REST_URI": rest, "LAKE_ICEBERG_WAREHOUSE": "fixtures",
+    bad, bad_dir = start_lake({"LAKE_ICEBERG_REST_URI": iceberg_rest, "LAKE_ICEBERG_WAREHOUSE": "fixtures",
                                "LAKE_ICEBERG_CREDENTIAL": "lake:wrong"})
     try:
         with flightsql.connect(good.uri, autocommit=True) as c:

@@ -1,36 +1,13 @@
 """The Iceberg test fixtures themselves (fixtures/iceberg/): tables written by pyiceberg, and
 the read-only REST catalog over them, checked with pyiceberg's own RestCatalog client and
-with raw HTTP against the REST spec. Lake's `iceberg` catalog will be tested against these."""
+with raw HTTP against the REST spec. test_iceberg.py tests Lake's `iceberg` catalog on them."""
 
 import json
-import subprocess
-import sys
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
-
-REPO = Path(__file__).resolve().parents[4]
-FIXTURES = REPO / "fixtures" / "iceberg"
-sys.path.insert(0, str(FIXTURES))
-from rest_catalog import serve  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def tables(tmp_path_factory):
-    out = tmp_path_factory.mktemp("iceberg")
-    subprocess.run([sys.executable, str(FIXTURES / "make_tables.py"), str(out)], check=True, timeout=300)
-    return out, json.loads((out / "expected.json").read_text())
-
-
-@pytest.fixture(scope="module")
-def rest(tables):
-    out, _ = tables
-    server = serve(out, 0, "fixtures", "fixtures", "secret-token", ("lake", "lake-secret"))
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
 
 
 def http(method, url, token="secret-token", headers=None):
@@ -49,9 +26,9 @@ def rows(arrow_table):
     return json.loads(json.dumps(arrow_table.sort_by([("id", "ascending")]).to_pylist(), default=str))
 
 
-def test_pyiceberg_reads_every_snapshot_through_the_rest_catalog(tables, rest):
-    _, expected = tables
-    cat = RestCatalog("fixtures", uri=rest, warehouse="fixtures", token="secret-token")
+def test_pyiceberg_reads_every_snapshot_through_the_rest_catalog(iceberg_tables, iceberg_rest):
+    _, expected = iceberg_tables
+    cat = RestCatalog("fixtures", uri=iceberg_rest, warehouse="fixtures", token="secret-token")
     assert set(cat.list_namespaces()) >= {("sales",), ("lab",)}
     assert cat.list_namespaces(("lab",)) == [("lab", "robots")]
     assert cat.list_tables(("lab", "robots")) == [("lab", "robots", "runs")]
@@ -69,19 +46,19 @@ def test_pyiceberg_reads_every_snapshot_through_the_rest_catalog(tables, rest):
     assert rows(runs.scan().to_arrow()) == expected["tables"]["lab.robots.runs"]["snapshots"][0]["rows"]
 
 
-def test_oauth2_client_credentials(rest):
-    oauth = {"oauth2-server-uri": f"{rest}/v1/oauth/tokens"}
-    cat = RestCatalog("fixtures", uri=rest, warehouse="fixtures", credential="lake:lake-secret", **oauth)
+def test_oauth2_client_credentials(iceberg_rest):
+    oauth = {"oauth2-server-uri": f"{iceberg_rest}/v1/oauth/tokens"}
+    cat = RestCatalog("fixtures", uri=iceberg_rest, warehouse="fixtures", credential="lake:lake-secret", **oauth)
     assert ("sales",) in cat.list_namespaces()
     with pytest.raises(Exception):
-        RestCatalog("fixtures", uri=rest, warehouse="fixtures", credential="lake:wrong", **oauth).list_namespaces()
+        RestCatalog("fixtures", uri=iceberg_rest, warehouse="fixtures", credential="lake:wrong", **oauth).list_namespaces()
 
 
-def test_rest_spec_details(tables, rest):
-    _, expected = tables
-    status, _, config = http("GET", f"{rest}/v1/config?warehouse=fixtures")
+def test_rest_spec_details(iceberg_tables, iceberg_rest):
+    _, expected = iceberg_tables
+    status, _, config = http("GET", f"{iceberg_rest}/v1/config?warehouse=fixtures")
     assert status == 200 and config["overrides"]["prefix"] == "fixtures"
-    base = f"{rest}/v1/fixtures"
+    base = f"{iceberg_rest}/v1/fixtures"
     # Multi-level namespaces travel with the 0x1F separator.
     status, _, body = http("GET", f"{base}/namespaces?parent=lab")
     assert body == {"namespaces": [["lab", "robots"]]}
@@ -106,13 +83,13 @@ def test_rest_spec_details(tables, rest):
     assert status == 401 and body["error"]["type"] == "NotAuthorizedException"
 
 
-def test_writes_are_refused_and_change_nothing(tables, rest):
-    before = http("GET", f"{rest}/test/stats")[2]["writes"]
-    cat = RestCatalog("fixtures", uri=rest, warehouse="fixtures", token="secret-token")
+def test_writes_are_refused_and_change_nothing(iceberg_tables, iceberg_rest):
+    before = http("GET", f"{iceberg_rest}/test/stats")[2]["writes"]
+    cat = RestCatalog("fixtures", uri=iceberg_rest, warehouse="fixtures", token="secret-token")
     with pytest.raises(Exception):
         cat.create_namespace("intruder")
     with pytest.raises(Exception):
         cat.drop_table("sales.orders")
-    assert http("GET", f"{rest}/test/stats")[2]["writes"] == before + 2
+    assert http("GET", f"{iceberg_rest}/test/stats")[2]["writes"] == before + 2
     assert ("intruder",) not in cat.list_namespaces()
-    assert cat.load_table("sales.orders").metadata_location == tables[1]["tables"]["sales.orders"]["metadata_location"]
+    assert cat.load_table("sales.orders").metadata_location == iceberg_tables[1]["tables"]["sales.orders"]["metadata_location"]
