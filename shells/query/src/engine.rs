@@ -366,16 +366,14 @@ impl Engine {
             .collect())
     }
 
-    /// Iceberg tables as (schema name, table, current schema), for the namespaces that
-    /// `keep` accepts; schemas are loaded only when `with_schema` (otherwise empty).
+    /// Iceberg tables as (schema name, table), for the namespaces that `keep` accepts.
     ///
     /// # Errors
     /// As [`Self::iceberg_namespaces`].
     pub async fn iceberg_tables(
         &self,
         keep: impl Fn(&str) -> bool,
-        with_schema: bool,
-    ) -> Result<Vec<(String, String, Schema)>, QueryError> {
+    ) -> Result<Vec<(String, String)>, QueryError> {
         let catalog = self.iceberg_catalog()?;
         let mut out = Vec::new();
         for levels in catalog.namespaces().await? {
@@ -385,14 +383,7 @@ impl Engine {
             }
             let mut names = catalog.tables(&levels).await?;
             names.sort();
-            for name in names {
-                let schema = if with_schema {
-                    catalog.current_schema(&levels, &name).await?
-                } else {
-                    Schema::empty()
-                };
-                out.push((schema_name.clone(), name, schema));
-            }
+            out.extend(names.into_iter().map(|name| (schema_name.clone(), name)));
         }
         Ok(out)
     }

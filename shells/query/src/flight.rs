@@ -358,12 +358,12 @@ impl FlightSqlService for LakeFlightService {
             let keep_schema = |s: &str| schema_pattern.as_deref().is_none_or(|p| like(p, s));
             let listed = unfiltered_wait(
                 catalog.as_deref(),
-                self.engine.iceberg_tables(keep_schema, false),
+                self.engine.iceberg_tables(keep_schema),
             )
             .await;
             match listed {
                 Ok(tables) => {
-                    for (namespace, name, _) in tables {
+                    for (namespace, name) in tables {
                         if table_pattern.as_deref().is_some_and(|p| !like(p, &name)) {
                             continue;
                         }
