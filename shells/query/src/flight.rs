@@ -356,11 +356,8 @@ impl FlightSqlService for LakeFlightService {
         if self.engine.iceberg().is_some() && wants(catalog.as_deref(), ICEBERG_CATALOG) {
             // Load schemas only for the tables the filters keep: each is a metadata read.
             let keep_schema = |s: &str| schema_pattern.as_deref().is_none_or(|p| like(p, s));
-            let listed = unfiltered_wait(
-                catalog.as_deref(),
-                self.engine.iceberg_tables(keep_schema),
-            )
-            .await;
+            let listed =
+                unfiltered_wait(catalog.as_deref(), self.engine.iceberg_tables(keep_schema)).await;
             match listed {
                 Ok(tables) => {
                     for (namespace, name) in tables {
