@@ -42,7 +42,7 @@ use lake_core::{IcebergHistory, IcebergRefKind, TimeTravel, resolve_iceberg};
 use serde::{Deserialize, Serialize};
 
 use crate::QueryError;
-use crate::iceberg::rest::{Loaded, RestAuth, RestClient, RestStats};
+use crate::iceberg::rest::{Loaded, RestAuth, RestClient};
 use crate::sql::{ICEBERG_CATALOG, split_table_key};
 
 /// Default deadline for one REST call or metadata read.
@@ -359,7 +359,6 @@ pub struct IcebergCatalog {
     timeout: Duration,
     pointers: Mutex<HashMap<(Vec<String>, String), Pointer>>,
     metadata: Mutex<LruBytes<Metadata>>,
-    metadata_reads: std::sync::atomic::AtomicU64,
 }
 
 /// `a.b.c` (a schema name in the `iceberg` catalog) → its namespace levels.
@@ -389,19 +388,7 @@ impl IcebergCatalog {
             timeout: config.timeout,
             pointers: Mutex::new(HashMap::new()),
             metadata: Mutex::new(LruBytes::new(METADATA_CACHE_BYTES)),
-            metadata_reads: std::sync::atomic::AtomicU64::new(0),
         })
-    }
-
-    /// REST requests sent so far.
-    pub fn rest_stats(&self) -> RestStats {
-        self.rest.stats()
-    }
-
-    /// Metadata files read from storage so far (cache misses).
-    pub fn metadata_reads(&self) -> u64 {
-        self.metadata_reads
-            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     async fn deadline<T>(
@@ -446,22 +433,22 @@ impl IcebergCatalog {
                 },
             )
             .await?;
-        self.metadata_reads
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let json = serde_json::to_value(&metadata)
+        // One serialization gives both the cache weight and the refs (`TableMetadata`
+        // keeps its refs map private).
+        #[derive(Deserialize)]
+        struct Refs {
+            #[serde(default)]
+            refs: BTreeMap<String, RefEntry>,
+        }
+        let json = serde_json::to_vec(&metadata)
             .map_err(|e| QueryError::Execution(format!("Iceberg metadata {location}: {e}")))?;
-        let refs: BTreeMap<String, RefEntry> = json
-            .get("refs")
-            .cloned()
-            .map(serde_json::from_value)
-            .transpose()
-            .map_err(|e| QueryError::Execution(format!("Iceberg refs in {location}: {e}")))?
-            .unwrap_or_default();
+        let Refs { refs } = serde_json::from_slice(&json)
+            .map_err(|e| QueryError::Execution(format!("Iceberg refs in {location}: {e}")))?;
         let parsed = Arc::new(Metadata {
             metadata: Arc::new(metadata),
             refs,
         });
-        let bytes = json.to_string().len();
+        let bytes = json.len();
         self.lock_metadata()
             .insert(location.to_string(), parsed.clone(), bytes);
         Ok(parsed)

@@ -52,15 +52,6 @@ pub enum Loaded {
     },
 }
 
-/// Counts of requests sent, for tests and logs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RestStats {
-    /// Load-table requests.
-    pub loads: u64,
-    /// Load-table requests answered `304 Not Modified`.
-    pub not_modified: u64,
-}
-
 /// A REST catalog client bound to one catalog URI and warehouse.
 pub struct RestClient {
     http: reqwest::Client,
@@ -72,7 +63,6 @@ pub struct RestClient {
     /// Resolved on first use from `GET /v1/config` (`overrides.prefix`) or the configured
     /// prefix.
     base: Mutex<Option<Url>>,
-    stats: std::sync::Mutex<RestStats>,
 }
 
 #[derive(Deserialize)]
@@ -170,18 +160,12 @@ impl RestClient {
             auth,
             token: Mutex::new(None),
             base: Mutex::new(None),
-            stats: std::sync::Mutex::new(RestStats::default()),
         })
     }
 
     /// The catalog URI, for messages.
     pub fn uri(&self) -> &str {
         self.uri.as_str()
-    }
-
-    /// Requests sent so far.
-    pub fn stats(&self) -> RestStats {
-        *self.stats.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn unreachable(&self, e: &reqwest::Error) -> QueryError {
@@ -477,13 +461,6 @@ impl RestClient {
         let mut url = self.endpoint(&["namespaces", &ns, "tables", table]).await?;
         url.query_pairs_mut().append_pair("snapshots", "refs");
         let response = self.get(url, etag).await?;
-        {
-            let mut stats = self.stats.lock().unwrap_or_else(|p| p.into_inner());
-            stats.loads += 1;
-            if response.status() == StatusCode::NOT_MODIFIED {
-                stats.not_modified += 1;
-            }
-        }
         if response.status() == StatusCode::NOT_MODIFIED {
             return Ok(Loaded::NotModified);
         }
