@@ -10,12 +10,17 @@
 # Safe to run again: it skips what is already there.
 set -euo pipefail
 
+# Decided per Debian package (dpkg's own record), never by looking for files: the image
+# ships libclang-cpp but not libclang, so a file glob passes and the RocksDB bindings then
+# fail with "Unable to find libclang".
+#   protobuf-compiler, libprotobuf-dev: protoc and google/protobuf/*.proto (lance, tonic)
+#   libclang-dev: bindgen for the RocksDB bindings
+#   ffmpeg: makes (and ffprobe checks) the real video the FILE tests round-trip
 need_apt=()
-command -v protoc >/dev/null 2>&1 || need_apt+=(protobuf-compiler)
-[ -e /usr/include/google/protobuf/empty.proto ] || need_apt+=(libprotobuf-dev)
-ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
-# ffmpeg makes (and ffprobe checks) the real video the FILE tests round-trip.
-command -v ffmpeg >/dev/null 2>&1 || need_apt+=(ffmpeg)
+for pkg in protobuf-compiler libprotobuf-dev libclang-dev ffmpeg; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q '^install ok installed$' \
+    || need_apt+=("$pkg")
+done
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
