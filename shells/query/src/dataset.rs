@@ -22,7 +22,7 @@ use lake_metasrv::MetasrvClient;
 use lake_metasrv::client::Committed;
 use lance::Dataset;
 use lance::dataset::builder::DatasetBuilder;
-use lance::dataset::transaction::Transaction;
+use lance::dataset::transaction::{Operation, Transaction};
 use lance::dataset::{CommitBuilder, InsertBuilder, WriteMode, WriteParams};
 use lance::session::Session;
 use lance_table::io::commit::external_manifest::{
@@ -185,53 +185,68 @@ impl Datasets {
                 metasrv: self.metasrv.clone(),
                 meta: meta.clone(),
                 operation: operation.clone(),
+                first_version_only: latest == 0,
                 committed: Mutex::new(None),
                 unknown: Mutex::new(None),
             });
             let handler = Arc::new(ExternalManifestCommitHandler {
                 external_manifest_store: store.clone(),
             });
-            let params = WriteParams {
-                mode: if latest == 0 {
-                    WriteMode::Create
-                } else {
-                    WriteMode::Append
-                },
-                commit_handler: Some(handler.clone()),
-                session: Some(self.session.clone()),
-                ..WriteParams::default()
-            };
             let uri = self.uri(meta);
-            let result = if latest == 0 {
-                // The dataset's first version (CREATE TABLE): one Lance write.
-                let reader =
-                    RecordBatchIterator::new(batches.clone().into_iter().map(Ok), schema.clone());
-                Dataset::write(reader, uri.as_str(), Some(params))
-                    .await
-                    .map(|_| ())
-            } else {
-                // Data files once; then commit (Lance rebases the append onto whatever
-                // version is latest now), one try per attempt.
-                let transaction = match &written {
-                    Some(t) => t.clone(),
-                    None => {
-                        let t = InsertBuilder::new(uri.as_str())
-                            .with_params(&params)
-                            .execute_uncommitted(batches.clone())
-                            .await
-                            .map_err(|e| classify(meta, e))?;
-                        written = Some(t.clone());
-                        t
+            // Data files once, at the first attempt: the dataset's first version when the
+            // table has none yet (an Overwrite of an empty dataset), an append otherwise.
+            let transaction = match &written {
+                Some(t) => t.clone(),
+                None => {
+                    let params = WriteParams {
+                        mode: if latest == 0 {
+                            WriteMode::Create
+                        } else {
+                            WriteMode::Append
+                        },
+                        commit_handler: Some(handler.clone()),
+                        session: Some(self.session.clone()),
+                        ..WriteParams::default()
+                    };
+                    let rows = RecordBatchIterator::new(
+                        batches.clone().into_iter().map(Ok),
+                        schema.clone(),
+                    );
+                    match InsertBuilder::new(uri.as_str())
+                        .with_params(&params)
+                        .execute_uncommitted_stream(rows)
+                        .await
+                    {
+                        Ok(t) => {
+                            written = Some(t.clone());
+                            t
+                        }
+                        // Another writer created the dataset after Metasrv's answer above.
+                        Err(e) if is_commit_conflict(&e) => {
+                            last_error = Some(e);
+                            continue;
+                        }
+                        Err(e) => return Err(classify(meta, e)),
                     }
-                };
-                CommitBuilder::new(uri.as_str())
-                    .with_commit_handler(handler)
-                    .with_session(self.session.clone())
-                    .with_max_retries(1)
-                    .execute(transaction)
-                    .await
-                    .map(|_| ())
+                }
             };
+            // Another writer created the dataset since these files were written: the same
+            // files become an append (Lance checks that they hold every column of the
+            // dataset's schema, by field id).
+            let transaction = if latest > 0 {
+                as_append(transaction, latest)
+            } else {
+                transaction
+            };
+            // Commit: Lance rebases an append onto whatever version is latest now; a first
+            // version commits only as version 1 ([`MetasrvManifests::first_version_only`]).
+            let result = CommitBuilder::new(uri.as_str())
+                .with_commit_handler(handler)
+                .with_session(self.session.clone())
+                .with_max_retries(1)
+                .execute(transaction)
+                .await
+                .map(|_| ());
             let committed = *store.committed.lock().unwrap_or_else(|p| p.into_inner());
             let unknown = store
                 .unknown
@@ -257,12 +272,33 @@ impl Datasets {
                 (Err(e), _) => return Err(classify(meta, e)),
             }
         }
-        Err(QueryError::Lance(format!(
-            "append to {}.{} failed after {APPEND_ATTEMPTS_MAX} attempts: {}",
+        if let Some(e) = last_error {
+            tracing::warn!(error = %e, table = %format!("{}.{}", meta.namespace, meta.name), "append gave up after losing the commit race {APPEND_ATTEMPTS_MAX} times");
+        }
+        Err(QueryError::Aborted(format!(
+            "the append to {}.{} lost the commit race to other writers {APPEND_ATTEMPTS_MAX} times and committed nothing; retrying it is safe{}",
             meta.namespace,
             meta.name,
-            last_error.map_or_else(String::new, |e| e.to_string())
+            operation
+                .as_ref()
+                .map_or_else(String::new, |(id, _)| format!(
+                    " (under operation id {id:?} a retry never appends twice)"
+                ))
         )))
+    }
+}
+
+/// `transaction`'s new fragments as an append onto `read_version`: the files written for a
+/// dataset's first version (an Overwrite) when another writer created the dataset first.
+fn as_append(transaction: Transaction, read_version: u64) -> Transaction {
+    match transaction.operation {
+        Operation::Overwrite { fragments, .. } => {
+            Transaction::new(read_version, Operation::Append { fragments }, None)
+        }
+        operation => Transaction {
+            operation,
+            ..transaction
+        },
     }
 }
 
@@ -272,6 +308,8 @@ fn is_commit_conflict(e: &lance::Error) -> bool {
         lance::Error::CommitConflict { .. }
             | lance::Error::RetryableCommitConflict { .. }
             | lance::Error::TooMuchWriteContention { .. }
+            // A first version that lost to another writer's first version.
+            | lance::Error::DatasetAlreadyExists { .. }
     )
 }
 
@@ -462,6 +500,11 @@ struct MetasrvManifests {
     metasrv: MetasrvClient,
     meta: TableMeta,
     operation: Option<(String, Digest)>,
+    /// The commit creates the dataset: only version 1 may be committed. Lance would commit
+    /// a first version's Overwrite on top of a dataset another writer created meanwhile,
+    /// replacing that writer's rows; refused as a lost race, the files are committed again
+    /// as an append instead.
+    first_version_only: bool,
     /// What Metasrv answered to our compare-and-swap.
     committed: Mutex<Option<Committed>>,
     /// Why the compare-and-swap's outcome stayed unknown, if it did.
@@ -510,6 +553,12 @@ impl MetasrvManifests {
             path: relative(base_uri, path),
             size_bytes: size,
         };
+        if self.first_version_only && version != 1 {
+            return Resolution::NotOurs(lance::Error::dataset_already_exists(format!(
+                "{}.{}",
+                self.meta.namespace, self.meta.name
+            )));
+        }
         let operation = self
             .operation
             .as_ref()

@@ -35,6 +35,10 @@ pub enum QueryError {
     /// DataFusion failed while executing.
     #[error("execution: {0}")]
     Execution(String),
+    /// A write that committed nothing and may be sent again as it was (it lost the commit
+    /// race more often than the retry budget allows).
+    #[error("{0}")]
+    Aborted(String),
     /// A wait (read-your-writes, commit, an external catalog) ran out of time.
     #[error("{0}")]
     Timeout(String),
@@ -62,6 +66,19 @@ impl From<DataFusionError> for QueryError {
                 Self::Execution(m) => Self::Execution(format!("{context}: {m}")),
                 other => other,
             },
+            // The cause, classified: a planning error wrapped with its source span, one of
+            // several errors, or one shared by several partitions.
+            DataFusionError::Diagnostic(_, inner) => Self::from(*inner),
+            DataFusionError::Collection(errors) => match errors.into_iter().next() {
+                Some(first) => Self::from(first),
+                None => Self::Execution("an empty collection of errors".into()),
+            },
+            DataFusionError::Shared(shared) => match std::sync::Arc::try_unwrap(shared) {
+                Ok(inner) => Self::from(inner),
+                Err(shared) => Self::Execution(shared.to_string()),
+            },
+            DataFusionError::Configuration(m) => Self::InvalidArgument(m),
+            DataFusionError::ResourcesExhausted(m) => Self::TooLarge(m),
             // Arrow kernels fail on the data a query names: casts, overflow, division by zero.
             DataFusionError::ArrowError(e, _) => Self::InvalidArgument(e.to_string()),
             DataFusionError::Execution(m) => Self::InvalidArgument(m),
@@ -95,6 +112,7 @@ impl From<QueryError> for Status {
             QueryError::Unsupported(_) => Status::unimplemented(message),
             QueryError::NotFound(_) => Status::not_found(message),
             QueryError::Conflict(_) => Status::already_exists(message),
+            QueryError::Aborted(_) => Status::aborted(message),
             QueryError::TooLarge(_) => Status::resource_exhausted(message),
             QueryError::Timeout(_) => Status::deadline_exceeded(message),
             QueryError::Unavailable(_) => Status::unavailable(message),

@@ -5,7 +5,8 @@
 //! * [`engine::Engine`]: pins snapshots, plans with DataFusion, executes reads, and writes
 //!   through Lance with Metasrv's compare-and-swap ([`dataset`]).
 //! * [`flight::LakeFlightService`]: the Flight SQL surface.
-//! * [`serve`]: runs the service on a listener.
+//! * [`serve`]: runs the service on a listener; [`redact`] keeps server paths out of the
+//!   error messages it sends.
 
 pub mod catalog;
 pub mod dataset;
@@ -14,6 +15,7 @@ mod error;
 pub mod files;
 pub mod flight;
 pub mod iceberg;
+pub mod redact;
 pub mod scan;
 pub mod sql;
 pub mod ticket;
@@ -39,6 +41,7 @@ pub async fn serve(
     let service = LakeFlightService::new(engine)?;
     let incoming = lake_metasrv::server::incoming(listener, received);
     tonic::transport::Server::builder()
+        .layer(redact::RedactLayer)
         .add_service(service.into_server())
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await

@@ -11,11 +11,79 @@ import time
 from pathlib import Path
 
 import adbc_driver_flightsql.dbapi as flightsql
+import adbc_driver_manager
+import pyarrow.flight
 import pytest
 
 REPO = Path(__file__).resolve().parents[4]
 sys.path.insert(0, str(REPO / "scripts"))
 from cluster import free_port, lake_binary  # noqa: E402  (one copy, shared with the cluster recipe)
+
+
+# Every error text the client libraries build from a server's answer during the session
+# (ADBC's Error, pyarrow's FlightError and ArrowException, however a test catches them), for
+# the check that
+# no client ever reads a server-side path (test_robustness.py, run last).
+CLIENT_ERRORS: list[str] = []
+
+
+def _exception_classes(roots):
+    seen, todo = [], list(roots)
+    while todo:
+        cls = todo.pop()
+        if cls not in seen:
+            seen.append(cls)
+            todo.extend(cls.__subclasses__())
+    return seen
+
+
+def _record_client_errors():
+    # Every subclass too: pyarrow's ArrowInvalid inherits ValueError's __init__ first.
+    roots = (adbc_driver_manager.Error, pyarrow.flight.FlightError, pyarrow.lib.ArrowException)
+    for cls in _exception_classes(roots):
+        original = cls.__init__
+
+        def init(self, *args, _original=original, **kwargs):
+            if args:
+                CLIENT_ERRORS.append(str(args[0]))
+            _original(self, *args, **kwargs)
+
+        cls.__init__ = init
+
+
+_record_client_errors()
+
+LAST = "test_no_error_text_a_client_read_names_a_server_path"
+
+
+def pytest_collection_modifyitems(items):
+    """The error-text check runs after every other test, over what they provoked."""
+    items.sort(key=lambda item: item.name == LAST)
+
+
+def race_on_a_new_table(uris: list[str], table: str, clients: int = 6, inserts: int = 10) -> list:
+    """`clients` connections (spread over `uris`) start together, each runs `CREATE TABLE IF
+    NOT EXISTS table (w BIGINT, i BIGINT)` and then `inserts` INSERTs of (w, i); returns the
+    errors they got."""
+    errors: list = []
+    start = threading.Barrier(clients)
+
+    def run(w):
+        try:
+            with flightsql.connect(uris[w % len(uris)], autocommit=True) as c:
+                start.wait(60)
+                query(c, f"CREATE TABLE IF NOT EXISTS {table} (w BIGINT, i BIGINT)")
+                for i in range(inserts):
+                    query(c, f"INSERT INTO {table} VALUES ({w}, {i})")
+        except Exception as e:  # noqa: BLE001 - returned to the test, which asserts on them
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    return errors
 
 
 class LakeServer:

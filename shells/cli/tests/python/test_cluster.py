@@ -22,7 +22,7 @@ import adbc_driver_flightsql.dbapi as flightsql
 import pyarrow.flight as flight
 import pytest
 
-from conftest import query
+from conftest import query, race_on_a_new_table
 from test_flight_sql import statement_query_cmd
 
 from cluster import Cluster, Process, free_port, lake_binary  # noqa: E402  (conftest put scripts/ on the path)
@@ -145,6 +145,22 @@ def test_reads_and_writes_reach_every_replica_and_tickets_travel(cluster):
         table = flight.FlightClient(cluster.query_uri(0)).do_get(info.endpoints[0].ticket).read_all()
         assert table.column("id").to_pylist() == [1, 2, 3]
         assert query(a, "SELECT count(*) AS n FROM travel").column("n")[0].as_py() == 3
+
+
+def test_concurrent_writers_on_a_brand_new_table_on_s3_all_succeed_exactly_once(cluster):
+    # Issue 21 on moto's S3 and DynamoDB: six clients over both replicas create the table and
+    # append at once; the first commits (creating the Lance dataset) race like any other.
+    uris = [cluster.query_uri(i) for i in range(len(cluster.query))]
+    errors = race_on_a_new_table(uris, "race")
+    assert errors == []
+    expected = [{"w": w, "i": i} for w in range(6) for i in range(10)]
+    for replica in range(len(uris)):
+        # Each replica's cache follows the change stream: wait (bounded) for the last commit.
+        with connect(cluster, replica) as conn:
+            deadline = time.time() + 30
+            while (rows := query(conn, "SELECT w, i FROM race ORDER BY w, i").to_pylist()) != expected:
+                assert time.time() < deadline, f"replica {replica}: {len(rows)} rows"
+                time.sleep(0.2)
 
 
 def test_failover_keeps_every_acknowledged_append_exactly_once(cluster):

@@ -1,13 +1,15 @@
 """Bad input and concurrency found by attacking `lake serve`: each case must get a clear
 error (or the right answer), keep the server up, and lose or half-write nothing."""
 
+import re
 import threading
 
 import adbc_driver_flightsql.dbapi as flightsql
 import pyarrow as pa
+import pyarrow.flight
 import pytest
 
-from conftest import query
+from conftest import CLIENT_ERRORS, query, race_on_a_new_table
 
 
 def lineitem_count(conn):
@@ -56,6 +58,51 @@ def test_concurrent_writers_and_readers_all_succeed(server, unique_ns):
     with flightsql.connect(server.uri, autocommit=True) as c:
         rows = query(c, f"SELECT w, i FROM {unique_ns}.cc ORDER BY w, i").to_pylist()
     assert rows == [{"w": w, "i": i} for w in range(3) for i in range(6)]
+
+
+def test_concurrent_writers_on_a_brand_new_table_all_succeed_exactly_once(server, unique_ns):
+    # Issue 21: the first commits of a new table (creating the Lance dataset) raced, and the
+    # losers got INTERNAL "Dataset already exists: <server path>".
+    errors = race_on_a_new_table([server.uri], f"{unique_ns}.race")
+    assert errors == []
+    with flightsql.connect(server.uri, autocommit=True) as c:
+        rows = query(c, f"SELECT w, i FROM {unique_ns}.race ORDER BY w, i").to_pylist()
+    assert rows == [{"w": w, "i": i} for w in range(6) for i in range(10)]
+
+
+# An absolute path with two or more segments at the start of a word, a file:// URI, or a
+# Rust source location; gRPC method names (/arrow.flight.protocol.FlightService/DoGet) are
+# protocol, not files.
+SERVER_PATH = re.compile(r"(?:^|[\s'\"(=,:<\[])(/(?!arrow\.flight\.protocol\.)[\w.~-]+/[^\s'\",;)]*)|file://|\.rs:\d+")
+
+
+def test_no_error_text_a_client_read_names_a_server_path(server, conn, unique_ns):
+    # Runs last (conftest.py): every error the suites above provoked, as the client read it,
+    # plus failures of each kind provoked here, so the check means something on its own.
+    query(conn, f"CREATE TABLE {unique_ns}.e (id BIGINT NOT NULL)")
+    provoked = [
+        f"SELECT * FROM {unique_ns}.missing",
+        "SELEC 1",
+        "SELECT 'a' + 1",
+        f"SELECT * FROM {unique_ns}.e VERSION AS OF 99",
+        f"INSERT INTO {unique_ns}.e VALUES (NULL)",
+        "CREATE TABLE no_such_ns.t (x BIGINT)",
+        f"DROP TABLE {unique_ns}.missing",
+        "COPY (SELECT 1) TO '/tmp/lake-copy-probe.csv'",
+        "SELECT * FROM read_parquet('/etc/passwd')",
+    ]
+    for sql in provoked:
+        with pytest.raises(flightsql.Error):
+            query(conn, sql)
+    with conn.cursor() as cur, pytest.raises(flightsql.Error):
+        cur.adbc_ingest("e", pa.table({"other": pa.array(["x"])}), mode="append", db_schema_name=unique_ns)
+    client = pyarrow.flight.FlightClient(server.uri)
+    with pytest.raises(pyarrow.lib.ArrowException):
+        client.do_get(pyarrow.flight.Ticket(b"\x01" + b"\x00" * 40)).read_all()
+    server_errors = [e for e in CLIENT_ERRORS if "connection refused" not in e.lower()]
+    assert len(server_errors) >= len(provoked) + 2
+    leaks = [e for e in server_errors if SERVER_PATH.search(e)]
+    assert leaks == []
 
 
 def test_executemany_is_all_or_nothing(conn, unique_ns):
