@@ -17,10 +17,12 @@ use lake_sdk::LakeClient;
 use tonic::{Request, Response, Status};
 
 /// Metasrv, except that the answers to the first `lose` commits are lost after the commit
-/// applied: the caller sees a timeout.
+/// applied (the caller sees a timeout), and that change streams deliver nothing while
+/// `stall_watch` is set.
 struct LosesCommitAnswers {
     inner: Metasrv,
     lose: AtomicUsize,
+    stall_watch: Arc<std::sync::atomic::AtomicBool>,
 }
 
 type R<T> = Result<Response<T>, Status>;
@@ -86,7 +88,17 @@ impl MetasrvRpc for LosesCommitAnswers {
     type WatchStream = Pin<Box<dyn Stream<Item = Result<proto::ChangeEvent, Status>> + Send>>;
     async fn watch(&self, r: Request<proto::WatchRequest>) -> R<Self::WatchStream> {
         let inner = self.inner.watch(r).await?.into_inner();
-        Ok(Response::new(Box::pin(inner)))
+        let stall = self.stall_watch.clone();
+        let held = futures::StreamExt::then(inner, move |event| {
+            let stall = stall.clone();
+            async move {
+                while stall.load(Ordering::SeqCst) {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+                event
+            }
+        });
+        Ok(Response::new(Box::pin(held)))
     }
     async fn node_status(
         &self,
@@ -96,14 +108,16 @@ impl MetasrvRpc for LosesCommitAnswers {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn an_append_whose_commit_answer_is_lost_lands_once_and_the_table_stays_readable() {
+/// A Query replica over `LosesCommitAnswers`, with an SDK client and table `t (id BIGINT)`.
+async fn replica_over_a_lossy_metasrv() -> (tempfile::TempDir, Arc<LosesCommitAnswers>, LakeClient)
+{
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Arc::new(RocksStore::open(&dir.path().join("metasrv")).expect("rocksdb"));
     let metasrv = Metasrv::start(store).expect("metasrv");
     let lossy = Arc::new(LosesCommitAnswers {
         inner: metasrv.clone(),
         lose: AtomicUsize::new(0),
+        stall_watch: Arc::new(std::sync::atomic::AtomicBool::new(false)),
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -137,6 +151,12 @@ async fn an_append_whose_commit_answer_is_lost_lands_once_and_the_table_stays_re
     lake.sql("CREATE TABLE t (id BIGINT)")
         .await
         .expect("create");
+    (dir, lossy, lake)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_append_whose_commit_answer_is_lost_lands_once_and_the_table_stays_readable() {
+    let (_dir, lossy, mut lake) = replica_over_a_lossy_metasrv().await;
 
     // The first insert's commit applies, but its answer is lost twice.
     lossy.lose.store(2, Ordering::SeqCst);
@@ -176,5 +196,32 @@ async fn an_append_whose_commit_answer_is_lost_lands_once_and_the_table_stays_re
                 .expect("v2")
         ),
         1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_insert_that_committed_while_the_change_stream_stalls_is_reported_as_committed() {
+    // Issue 15 case 13: the commit applied, but the replica's catalog could not show it
+    // (every change stream and snapshot fetch stalled), and the client was told
+    // DEADLINE_EXCEEDED for a write that happened.
+    let (_dir, lossy, mut lake) = replica_over_a_lossy_metasrv().await;
+    lossy.stall_watch.store(true, Ordering::SeqCst);
+    lake.sql("INSERT INTO t VALUES (1)")
+        .await
+        .expect("a committed insert succeeds even though the catalog cannot show it yet");
+    lossy.stall_watch.store(false, Ordering::SeqCst);
+    let description = lossy
+        .inner
+        .describe_table(Request::new(proto::TableRequest {
+            namespace: "default".into(),
+            name: "t".into(),
+        }))
+        .await
+        .expect("describe")
+        .into_inner();
+    assert_eq!(
+        description.versions.len(),
+        2,
+        "the create and the insert, each once"
     );
 }

@@ -933,7 +933,10 @@ impl Engine {
             DdlStatement::CreateCatalogSchema(create) => {
                 let namespace = namespace_of(&create.schema_name)?;
                 match self.metasrv.create_namespace(&namespace).await {
-                    Ok(revision) => self.await_revision(revision).await,
+                    Ok(revision) => {
+                        self.await_revision(revision).await;
+                        Ok(())
+                    }
                     Err(e) if e.is_already_exists() && create.if_not_exists => Ok(()),
                     Err(e) => Err(e.into()),
                 }
@@ -946,7 +949,10 @@ impl Engine {
                 }
                 let namespace = namespace_of(&drop.name.to_string())?;
                 match self.metasrv.drop_namespace(&namespace).await {
-                    Ok(revision) => self.await_revision(revision).await,
+                    Ok(revision) => {
+                        self.await_revision(revision).await;
+                        Ok(())
+                    }
                     Err(e) if e.is_not_found() && drop.if_exists => Ok(()),
                     Err(e) => Err(e.into()),
                 }
@@ -987,7 +993,10 @@ impl Engine {
                 let (namespace, name) = sql::lake_table(&drop.name)
                     .ok_or_else(|| QueryError::Unsupported(format!("cannot drop {}", drop.name)))?;
                 match self.metasrv.drop_table(&namespace, &name).await {
-                    Ok(revision) => self.await_revision(revision).await,
+                    Ok(revision) => {
+                        self.await_revision(revision).await;
+                        Ok(())
+                    }
                     Err(e) if e.is_not_found() && drop.if_exists => Ok(()),
                     Err(e) => Err(e.into()),
                 }
@@ -999,10 +1008,19 @@ impl Engine {
         }
     }
 
-    async fn await_revision(&self, revision: u64) -> Result<(), QueryError> {
-        self.catalog
+    /// Waits (up to [`READ_YOUR_WRITES_TIMEOUT`]) until this replica's catalog shows the
+    /// write that Metasrv acknowledged at `revision`, so the client's next statement here
+    /// reads it. The write is durable either way: a catalog that lags (its change stream
+    /// stalled) is logged, never reported to the client as a failure of a write that
+    /// happened.
+    async fn await_revision(&self, revision: u64) {
+        if let Err(e) = self
+            .catalog
             .wait_for(revision, READ_YOUR_WRITES_TIMEOUT)
             .await
+        {
+            tracing::warn!(error = %e, revision, "a committed write is acknowledged before this replica's catalog shows it");
+        }
     }
 
     /// The registry entry of `namespace.name` from the cache.
@@ -1058,7 +1076,7 @@ impl Engine {
             }
         };
         let revision = committed.revision.max(revision);
-        self.await_revision(revision).await?;
+        self.await_revision(revision).await;
         Ok((meta, revision))
     }
 
@@ -1086,7 +1104,7 @@ impl Engine {
             .datasets
             .append(meta, schema, batches, operation)
             .await?;
-        self.await_revision(committed.revision).await?;
+        self.await_revision(committed.revision).await;
         Ok((committed, rows))
     }
 
