@@ -41,12 +41,32 @@ use crate::ticket::{Pin, Sealed, TicketKey, b64, unb64};
 /// How long a write waits for the local catalog to show its own commit.
 const READ_YOUR_WRITES_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// What planning a statement produced.
-pub enum Planned {
-    /// A read: its result schema and the sealed ticket that serves it.
-    Query { schema: SchemaRef, ticket: Sealed },
-    /// A write, already executed: its result (a `count` of rows) and a ticket replaying it.
-    Done { schema: SchemaRef, ticket: Sealed },
+/// What planning a statement produced: its result schema and the sealed ticket whose
+/// DoGet serves it.
+pub struct Planned {
+    /// The result schema: the query's rows, or `count: Int64` for a write.
+    pub schema: SchemaRef,
+    /// The ticket.
+    pub ticket: Sealed,
+    /// Rows written, when a write already ran ([`Writes::AtPlanning`]).
+    pub written: Option<i64>,
+}
+
+/// When a write statement planned through GetFlightInfo runs, and the operation id it
+/// commits under (an INSERT sent again under the same id appends nothing new).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Writes {
+    /// When its ticket is redeemed (DoGet), as Flight SQL means a query's FlightInfo to
+    /// be used: an abandoned or retried GetFlightInfo writes nothing, and the ticket
+    /// carries the operation id, so a retried DoGet writes once. Ad-hoc statements
+    /// (`CommandStatementQuery`).
+    AtRedeem { operation_id: Option<String> },
+    /// At planning, before GetFlightInfo answers: prepared statements
+    /// (`CommandPreparedStatementQuery`), which is how ADBC's `execute` sends every
+    /// statement — it never redeems the ticket of a statement whose rows nobody reads.
+    /// A retry is a replay when the handle (a parameter bind) or the client (an
+    /// `idempotency-key` header) gave an operation id.
+    AtPlanning { operation_id: Option<String> },
 }
 
 /// Schema of write results: one row, `count: Int64` (rows written; 0 for DDL).
@@ -56,6 +76,34 @@ pub fn count_schema() -> SchemaRef {
         DataType::Int64,
         false,
     )]))
+}
+
+/// The schema of a result as Lake sends it over Flight: `schema` with every dictionary
+/// type (at any depth) replaced by its value type. GetFlightInfo announces this schema and
+/// DoGet streams batches cast to it, so the two are equal for every type (clients such as
+/// ADBC refuse a stream whose schema differs from the announced one).
+pub fn wire_schema(schema: &Schema) -> SchemaRef {
+    let fields: Vec<Field> = schema.fields().iter().map(|f| wire_field(f)).collect();
+    Arc::new(Schema::new(fields).with_metadata(schema.metadata().clone()))
+}
+
+fn wire_field(field: &Field) -> Field {
+    field.clone().with_data_type(wire_type(field.data_type()))
+}
+
+fn wire_type(data_type: &DataType) -> DataType {
+    let child = |f: &arrow::datatypes::FieldRef| Arc::new(wire_field(f));
+    match data_type {
+        DataType::Dictionary(_, value) => wire_type(value),
+        DataType::List(f) => DataType::List(child(f)),
+        DataType::LargeList(f) => DataType::LargeList(child(f)),
+        DataType::ListView(f) => DataType::ListView(child(f)),
+        DataType::LargeListView(f) => DataType::LargeListView(child(f)),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(child(f), *n),
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(child).collect()),
+        DataType::Map(f, sorted) => DataType::Map(child(f), *sorted),
+        other => other.clone(),
+    }
 }
 
 /// Encodes an Arrow schema as an encapsulated IPC schema message.
@@ -195,7 +243,13 @@ pub fn conform(
                     if column.data_type() == field.data_type() {
                         Ok(column.clone())
                     } else {
-                        arrow::compute::cast(column, field.data_type())
+                        // An equivalent layout ([`stores_as`]): the values stay; a value the
+                        // table's layout cannot hold (over 2 GiB of strings) is an error.
+                        let options = arrow::compute::CastOptions {
+                            safe: false,
+                            ..Default::default()
+                        };
+                        arrow::compute::cast_with_options(column, field.data_type(), &options)
                     }
                 })
                 .collect::<Result<Vec<_>, _>>()?;
@@ -242,14 +296,45 @@ enum Bind {
     Values(Vec<ScalarValue>),
 }
 
-/// Whether a column of type `given` stores as `table` without change of values: the
-/// same type, a dictionary of it, or a timestamp with another spelling of its time zone
-/// (the instants are UTC either way).
+/// Whether a column of type `given` stores as `table` without change of values: the same
+/// type, or another Arrow layout of the same SQL type, at any depth:
+/// * a dictionary of it;
+/// * `Utf8`, `LargeUtf8` and `Utf8View` (VARCHAR); `Binary`, `LargeBinary` and
+///   `BinaryView` (BYTEA);
+/// * `List`, `LargeList`, `ListView` and `LargeListView` of elements that store as the
+///   table's (element names may differ: `item`, `element`);
+/// * structs whose fields have the table's names, in order, and store as its types;
+/// * a timestamp of the same unit with another spelling of its zone (the instants are UTC
+///   either way).
+///
+/// [`conform`] casts such columns to the table's type.
 fn stores_as(given: &DataType, table: &DataType) -> bool {
+    use DataType::*;
+    let string = |t: &DataType| matches!(t, Utf8 | LargeUtf8 | Utf8View);
+    let binary = |t: &DataType| matches!(t, Binary | LargeBinary | BinaryView);
+    let list = |t: &DataType| match t {
+        List(f) | LargeList(f) | ListView(f) | LargeListView(f) => Some(f.clone()),
+        _ => None,
+    };
     match (given, table) {
-        (DataType::Dictionary(_, value), _) => value.as_ref() == table,
-        (DataType::Timestamp(a, Some(_)), DataType::Timestamp(b, Some(_))) => a == b,
-        (other, _) => other == table,
+        (Dictionary(_, value), _) => stores_as(value, table),
+        (a, b) if string(a) && string(b) => true,
+        (a, b) if binary(a) && binary(b) => true,
+        (Timestamp(a, Some(_)), Timestamp(b, Some(_))) => a == b,
+        (FixedSizeList(a, n), FixedSizeList(b, m)) => {
+            n == m && stores_as(a.data_type(), b.data_type())
+        }
+        (Struct(a), Struct(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b.iter())
+                    .all(|(a, b)| a.name() == b.name() && stores_as(a.data_type(), b.data_type()))
+        }
+        (Map(a, _), Map(b, _)) => stores_as(a.data_type(), b.data_type()),
+        (a, b) => match (list(a), list(b)) {
+            (Some(a), Some(b)) => stores_as(a.data_type(), b.data_type()),
+            _ => a == b,
+        },
     }
 }
 
@@ -270,7 +355,8 @@ fn lance_storable(data_type: &DataType) -> DataType {
     }
 }
 
-fn random_operation_id() -> String {
+/// A fresh operation id for a write whose client gave none.
+pub fn random_operation_id() -> String {
     format!("lake-{:032x}", rand::random::<u128>())
 }
 
@@ -678,6 +764,7 @@ impl Engine {
         &self,
         sql_text: &str,
         rows: Vec<Vec<ScalarValue>>,
+        operation_id: String,
     ) -> Result<i64, QueryError> {
         let binds: Vec<Bind> = if rows.is_empty() {
             vec![Bind::Nothing]
@@ -721,9 +808,7 @@ impl Engine {
             }
         }
         if let Some((meta, batches)) = insert {
-            let (_, rows) = self
-                .append(&meta, batches, Some(random_operation_id()))
-                .await?;
+            let (_, rows) = self.append(&meta, batches, Some(operation_id)).await?;
             count += i64::try_from(rows).unwrap_or(i64::MAX);
         }
         Ok(count)
@@ -759,8 +844,10 @@ impl Engine {
         Ok((meta, batches))
     }
 
-    /// Plans (and for writes, executes) one statement. `params` is an Arrow IPC stream of
-    /// parameter rows (base64, as bound by a prepared statement); a read runs once per row.
+    /// Plans one statement (GetFlightInfo): a read is planned at pinned versions; a write
+    /// is only checked to plan, and runs when its ticket is redeemed ([`Planned`]).
+    /// `params` is an Arrow IPC stream of parameter rows (base64, as bound by a prepared
+    /// statement); a read runs once per row, a write commits all rows at once.
     ///
     /// # Errors
     /// [`QueryError`] naming what was wrong.
@@ -768,26 +855,43 @@ impl Engine {
         &self,
         sql_text: &str,
         params: Option<String>,
+        writes: Writes,
     ) -> Result<Planned, QueryError> {
         let rows = param_rows(params.as_deref())?;
         let bind = rows.first().cloned().map_or(Bind::Nothing, Bind::Values);
         let (ctx, plan, pins, revision) = self.plan(sql_text, None, bind).await?;
         if is_write(&plan) {
-            let count = self.execute_writes(sql_text, rows).await?;
             let schema = count_schema();
-            let batch = RecordBatch::try_new(
-                schema.clone(),
-                vec![Arc::new(Int64Array::from(vec![count]))],
-            )?;
-            let ipc = b64(&batches_to_ipc(&schema, &[batch])?);
-            return Ok(Planned::Done {
-                schema,
-                ticket: Sealed::Result { ipc },
+            return Ok(match writes {
+                Writes::AtRedeem { operation_id } => Planned {
+                    schema,
+                    ticket: Sealed::Write {
+                        sql: sql_text.to_string(),
+                        params,
+                        operation_id: operation_id.unwrap_or_else(random_operation_id),
+                    },
+                    written: None,
+                },
+                Writes::AtPlanning { operation_id } => {
+                    let operation_id = operation_id.unwrap_or_else(random_operation_id);
+                    let count = self.execute_writes(sql_text, rows, operation_id).await?;
+                    let batch = RecordBatch::try_new(
+                        schema.clone(),
+                        vec![Arc::new(Int64Array::from(vec![count]))],
+                    )?;
+                    Planned {
+                        ticket: Sealed::Result {
+                            ipc: b64(&batches_to_ipc(&schema, &[batch])?),
+                        },
+                        schema,
+                        written: Some(count),
+                    }
+                }
             });
         }
         let physical = ctx.state().create_physical_plan(&plan).await?;
-        Ok(Planned::Query {
-            schema: physical.schema(),
+        Ok(Planned {
+            schema: wire_schema(&physical.schema()),
             ticket: Sealed::Query {
                 sql: sql_text.to_string(),
                 pins: pins.lake,
@@ -795,6 +899,7 @@ impl Engine {
                 params,
                 revision,
             },
+            written: None,
         })
     }
 
@@ -826,11 +931,11 @@ impl Engine {
             count_schema()
         } else if types_known(&plan) {
             match ctx.state().create_physical_plan(&plan).await {
-                Ok(physical) => physical.schema(),
-                Err(_) => Arc::new(plan.schema().as_arrow().clone()),
+                Ok(physical) => wire_schema(&physical.schema()),
+                Err(_) => wire_schema(plan.schema().as_arrow()),
             }
         } else {
-            Arc::new(plan.schema().as_arrow().clone())
+            wire_schema(plan.schema().as_arrow())
         };
         Ok((schema, parameters))
     }
@@ -845,6 +950,24 @@ impl Engine {
         sealed: Sealed,
     ) -> Result<(SchemaRef, SendableRecordBatchStream), QueryError> {
         match sealed {
+            Sealed::Write {
+                sql,
+                params,
+                operation_id,
+            } => {
+                let rows = param_rows(params.as_deref())?;
+                let count = self.execute_writes(&sql, rows, operation_id).await?;
+                let schema = count_schema();
+                let batch = RecordBatch::try_new(
+                    schema.clone(),
+                    vec![Arc::new(Int64Array::from(vec![count]))],
+                )?;
+                let stream = futures::stream::iter([Ok(batch)]);
+                Ok((
+                    schema.clone(),
+                    Box::pin(RecordBatchStreamAdapter::new(schema, stream)),
+                ))
+            }
             Sealed::Result { ipc } => {
                 let (schema, batches) = batches_from_ipc(&unb64(&ipc)?)?;
                 let stream = futures::stream::iter(batches.into_iter().map(Ok));
@@ -884,16 +1007,16 @@ impl Engine {
                         ));
                     }
                     let physical = ctx.state().create_physical_plan(&plan).await?;
-                    schema.get_or_insert_with(|| physical.schema());
+                    schema.get_or_insert_with(|| wire_schema(&physical.schema()));
                     streams.push(datafusion::physical_plan::execute_stream(
                         physical,
                         ctx.task_ctx(),
                     )?);
                 }
                 let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
-                // The schema announced in FlightInfo is the one streamed, even where a
-                // scan returns another physical type than its provider declares (e.g.
-                // a dictionary column that Lance stores as plain values).
+                // The schema announced in FlightInfo is the one streamed ([`wire_schema`]),
+                // even where a scan returns another physical type than its provider
+                // declares (e.g. a dictionary column that Lance stores as plain values).
                 let declared = schema.clone();
                 let stream = futures::stream::iter(streams).flatten().map(move |batch| {
                     let batch = batch?;
@@ -923,9 +1046,15 @@ impl Engine {
         &self,
         sql_text: &str,
         params: Option<String>,
+        operation_id: Option<String>,
     ) -> Result<i64, QueryError> {
         let rows = param_rows(params.as_deref())?;
-        self.execute_writes(sql_text, rows).await
+        self.execute_writes(
+            sql_text,
+            rows,
+            operation_id.unwrap_or_else(random_operation_id),
+        )
+        .await
     }
 
     async fn execute_ddl(&self, ctx: &SessionContext, ddl: DdlStatement) -> Result<(), QueryError> {

@@ -37,7 +37,7 @@ use prost::Message;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::QueryError;
-use crate::engine::{Engine, Planned};
+use crate::engine::{Engine, Planned, Writes};
 use crate::sql::{ICEBERG_CATALOG, LAKE_CATALOG};
 use crate::ticket::Sealed;
 
@@ -116,17 +116,23 @@ impl LakeFlightService {
 
     async fn statement_info(
         &self,
-        sql: &str,
+        sql: String,
         params: Option<String>,
+        writes: Writes,
         descriptor: FlightDescriptor,
     ) -> Result<Response<FlightInfo>, Status> {
-        let planned = self.engine.prepare_statement(sql, params).await?;
-        let (schema, ticket) = match planned {
-            Planned::Query { schema, ticket } | Planned::Done { schema, ticket } => {
-                (schema, ticket)
-            }
-        };
-        let info = self.flight_info(&schema, self.sealed_ticket(&ticket), descriptor)?;
+        let engine = self.engine.clone();
+        let Planned {
+            schema,
+            ticket,
+            written,
+        } = to_completion(async move { engine.prepare_statement(&sql, params, writes).await })
+            .await?;
+        let mut info = self.flight_info(&schema, self.sealed_ticket(&ticket), descriptor)?;
+        if let Some(rows) = written {
+            // ADBC reports this as the statement's row count.
+            info = info.with_total_records(rows);
+        }
         Ok(Response::new(info))
     }
 
@@ -144,14 +150,70 @@ impl LakeFlightService {
         )?))
     }
 
-    fn prepared_sql(&self, handle: &[u8]) -> Result<(String, Option<String>), Status> {
+    /// A prepared statement handle's SQL, bound parameters and the operation id of that
+    /// bind.
+    fn prepared_sql(&self, handle: &[u8]) -> Result<PreparedHandle, Status> {
         match self.engine.key().open(handle)? {
-            Sealed::Prepared { sql, params } => Ok((sql, params)),
+            Sealed::Prepared {
+                sql,
+                params,
+                operation_id,
+            } => Ok(PreparedHandle {
+                sql,
+                params,
+                operation_id,
+            }),
             _ => Err(Status::invalid_argument(
                 "not a prepared statement handle of this server",
             )),
         }
     }
+}
+
+/// What a prepared statement handle carries.
+struct PreparedHandle {
+    sql: String,
+    params: Option<String>,
+    operation_id: Option<String>,
+}
+
+/// The gRPC request header in which a client names the operation a write is part of, so
+/// that sending the request again cannot write twice (the "Idempotency-Key" of
+/// draft-ietf-httpapi-idempotency-key-header; ADBC sets it with the option
+/// `adbc.flight.sql.rpc.call_header.idempotency-key`).
+pub const IDEMPOTENCY_KEY_HEADER: &str = "idempotency-key";
+/// Longest idempotency key accepted, in bytes.
+pub const IDEMPOTENCY_KEY_MAX: usize = 256;
+
+/// The request's idempotency key, if it has one.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for an empty or overlong key, or one with characters outside
+/// printable ASCII.
+fn idempotency_key<T>(request: &Request<T>) -> Result<Option<String>, Status> {
+    let Some(value) = request.metadata().get(IDEMPOTENCY_KEY_HEADER) else {
+        return Ok(None);
+    };
+    let key = value.to_str().unwrap_or_default();
+    if key.is_empty()
+        || key.len() > IDEMPOTENCY_KEY_MAX
+        || !key.bytes().all(|b| b.is_ascii_graphic())
+    {
+        return Err(Status::invalid_argument(format!(
+            "header {IDEMPOTENCY_KEY_HEADER} must be 1 to {IDEMPOTENCY_KEY_MAX} printable ASCII characters without spaces"
+        )));
+    }
+    Ok(Some(format!("key-{key}")))
+}
+
+/// Runs `work` (a statement that may write) to completion on its own task: a client that
+/// cancels its call does not stop a write halfway; it only stops waiting for the answer.
+async fn to_completion<T: Send + 'static>(
+    work: impl std::future::Future<Output = Result<T, QueryError>> + Send + 'static,
+) -> Result<T, QueryError> {
+    tokio::spawn(work)
+        .await
+        .map_err(|e| QueryError::Execution(format!("statement task failed: {e}")))?
 }
 
 type DoGetStream = <LakeFlightService as FlightService>::DoGetStream;
@@ -248,8 +310,14 @@ impl FlightSqlService for LakeFlightService {
         query: CommandStatementQuery,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        self.statement_info(&query.query, None, request.into_inner())
-            .await
+        let operation_id = idempotency_key(&request)?;
+        self.statement_info(
+            query.query,
+            None,
+            Writes::AtRedeem { operation_id },
+            request.into_inner(),
+        )
+        .await
     }
 
     async fn get_flight_info_prepared_statement(
@@ -257,9 +325,15 @@ impl FlightSqlService for LakeFlightService {
         cmd: CommandPreparedStatementQuery,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        let (sql, params) = self.prepared_sql(&cmd.prepared_statement_handle)?;
-        self.statement_info(&sql, params, request.into_inner())
-            .await
+        let handle = self.prepared_sql(&cmd.prepared_statement_handle)?;
+        let operation_id = idempotency_key(&request)?.or(handle.operation_id);
+        self.statement_info(
+            handle.sql,
+            handle.params,
+            Writes::AtPlanning { operation_id },
+            request.into_inner(),
+        )
+        .await
     }
 
     async fn do_get_statement(
@@ -268,7 +342,9 @@ impl FlightSqlService for LakeFlightService {
         _request: Request<Ticket>,
     ) -> Result<Response<DoGetStream>, Status> {
         let sealed = self.engine.key().open(&ticket.statement_handle)?;
-        let (schema, stream) = self.engine.execute_ticket(sealed).await?;
+        let engine = self.engine.clone();
+        let (schema, stream) =
+            to_completion(async move { engine.execute_ticket(sealed).await }).await?;
         Ok(batch_stream(schema, stream.map_err(QueryError::from)))
     }
 
@@ -427,9 +503,16 @@ impl FlightSqlService for LakeFlightService {
     async fn do_put_statement_update(
         &self,
         ticket: CommandStatementUpdate,
-        _request: Request<PeekableFlightDataStream>,
+        request: Request<PeekableFlightDataStream>,
     ) -> Result<i64, Status> {
-        Ok(self.engine.execute_update(&ticket.query, None).await?)
+        let operation_id = idempotency_key(&request)?;
+        let engine = self.engine.clone();
+        Ok(to_completion(async move {
+            engine
+                .execute_update(&ticket.query, None, operation_id)
+                .await
+        })
+        .await?)
     }
 
     async fn do_put_prepared_statement_update(
@@ -437,12 +520,21 @@ impl FlightSqlService for LakeFlightService {
         query: CommandPreparedStatementUpdate,
         request: Request<PeekableFlightDataStream>,
     ) -> Result<i64, Status> {
-        let (sql, bound) = self.prepared_sql(&query.prepared_statement_handle)?;
-        // Parameters may come with this DoPut or from an earlier bind.
-        let params = Engine::collect_params(put_batches(request))
-            .await?
-            .or(bound);
-        Ok(self.engine.execute_update(&sql, params).await?)
+        let handle = self.prepared_sql(&query.prepared_statement_handle)?;
+        let key = idempotency_key(&request)?;
+        // Parameters may come with this DoPut or from an earlier bind (whose operation id
+        // then applies).
+        let (params, operation_id) = match Engine::collect_params(put_batches(request)).await? {
+            Some(params) => (Some(params), key),
+            None => (handle.params, key.or(handle.operation_id)),
+        };
+        let engine = self.engine.clone();
+        Ok(to_completion(async move {
+            engine
+                .execute_update(&handle.sql, params, operation_id)
+                .await
+        })
+        .await?)
     }
 
     async fn do_put_prepared_statement_query(
@@ -450,9 +542,15 @@ impl FlightSqlService for LakeFlightService {
         query: CommandPreparedStatementQuery,
         request: Request<PeekableFlightDataStream>,
     ) -> Result<DoPutPreparedStatementResult, Status> {
-        let (sql, _) = self.prepared_sql(&query.prepared_statement_handle)?;
+        let sql = self.prepared_sql(&query.prepared_statement_handle)?.sql;
         let params = Engine::collect_params(put_batches(request)).await?;
-        let handle = self.engine.key().seal(&Sealed::Prepared { sql, params });
+        // Each bind is one execution: a retry of it must not write twice.
+        let operation_id = params.is_some().then(crate::engine::random_operation_id);
+        let handle = self.engine.key().seal(&Sealed::Prepared {
+            sql,
+            params,
+            operation_id,
+        });
         Ok(DoPutPreparedStatementResult {
             prepared_statement_handle: Some(handle.into()),
         })
@@ -576,6 +674,7 @@ impl FlightSqlService for LakeFlightService {
         let handle = self.engine.key().seal(&Sealed::Prepared {
             sql: query.query,
             params: None,
+            operation_id: None,
         });
         Ok(ActionCreatePreparedStatementResult {
             prepared_statement_handle: handle.into(),

@@ -44,11 +44,26 @@ pub enum Sealed {
         /// Registry revision the pins were resolved at.
         revision: u64,
     },
-    /// The result of a statement already executed at planning (DDL, INSERT): base64 of an
-    /// Arrow IPC stream.
+    /// A write (DDL, INSERT, CREATE TABLE … AS SELECT) that DoGet executes, once per
+    /// parameter row as one commit. An INSERT commits under `operation_id`, so DoGet sent
+    /// again with this ticket appends nothing new.
+    Write {
+        sql: String,
+        /// Bound parameters: base64 of an Arrow IPC stream.
+        params: Option<String>,
+        operation_id: String,
+    },
+    /// The result of a write already executed at planning: base64 of an Arrow IPC stream.
     Result { ipc: String },
-    /// A prepared statement (stateless): its SQL and any bound parameters.
-    Prepared { sql: String, params: Option<String> },
+    /// A prepared statement (stateless): its SQL and any bound parameters. Each parameter
+    /// bind gets its own operation id, under which a write executed with these parameters
+    /// commits (so a retried execution of the bound handle writes once).
+    Prepared {
+        sql: String,
+        params: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        operation_id: Option<String>,
+    },
 }
 
 /// Seals and opens handles with one key.

@@ -35,6 +35,39 @@ def statement_query_cmd(sql: str) -> bytes:
     return _field(1, b"type.googleapis.com/arrow.flight.protocol.sql.CommandStatementQuery") + _field(2, inner)
 
 
+def _fields(data: bytes) -> dict[int, bytes]:
+    """The length-delimited fields of a protobuf message (the last of each number)."""
+    out, i = {}, 0
+    while i < len(data):
+        key, shift = 0, 0
+        while True:
+            b = data[i]; i += 1
+            key |= (b & 0x7F) << shift; shift += 7
+            if not b & 0x80:
+                break
+        assert key & 7 == 2, "only length-delimited fields expected"
+        length, shift = 0, 0
+        while True:
+            b = data[i]; i += 1
+            length |= (b & 0x7F) << shift; shift += 7
+            if not b & 0x80:
+                break
+        out[key >> 3] = data[i:i + length]
+        i += length
+    return out
+
+
+def prepared_statement_cmd(client, sql: str) -> bytes:
+    """CreatePreparedStatement for `sql`; the Any of a CommandPreparedStatementQuery on its
+    handle."""
+    request = _field(1, b"type.googleapis.com/arrow.flight.protocol.sql.ActionCreatePreparedStatementRequest") \
+        + _field(2, _field(1, sql.encode()))
+    result = next(iter(client.do_action(fl.Action("CreatePreparedStatement", request))))
+    handle = _fields(_fields(result.body.to_pybytes())[2])[1]
+    return _field(1, b"type.googleapis.com/arrow.flight.protocol.sql.CommandPreparedStatementQuery") \
+        + _field(2, _field(1, handle))
+
+
 def flight_client(server):
     return fl.FlightClient(server.uri)
 
@@ -260,6 +293,51 @@ def test_pinned_ticket_reads_its_snapshot_while_a_commit_lands(server, conn, uni
     pinned = client.do_get(info.endpoints[0].ticket).read_all()
     assert pinned.column("x").to_pylist() == [1, 2]
     assert query(conn, f"SELECT count(*) AS n FROM {unique_ns}.race").to_pylist() == [{"n": 3}]
+
+
+def test_a_write_runs_when_its_ticket_is_redeemed_and_once_however_often(server, conn, unique_ns):
+    # Issue 15 case 12: an INSERT sent as a query (GetFlightInfo + CommandStatementQuery)
+    # ran at planning, so three retried GetFlightInfo calls inserted three rows.
+    query(conn, f"CREATE TABLE {unique_ns}.once (x BIGINT)")
+    client = flight_client(server)
+    insert = fl.FlightDescriptor.for_command(statement_query_cmd(f"INSERT INTO lake.{unique_ns}.once VALUES (1)"))
+    infos = [client.get_flight_info(insert) for _ in range(3)]
+    assert query(conn, f"SELECT count(*) AS n FROM {unique_ns}.once").to_pylist() == [{"n": 0}]
+    # Redeeming one ticket writes; redeeming it again (a client's retry) writes nothing more.
+    for _ in range(2):
+        result = client.do_get(infos[0].endpoints[0].ticket).read_all()
+        assert result.to_pylist() == [{"count": 1}]
+        assert infos[0].schema == result.schema
+    assert query(conn, f"SELECT x FROM {unique_ns}.once").to_pylist() == [{"x": 1}]
+
+
+def test_a_prepared_write_runs_at_planning_and_a_keyed_retry_writes_once(server, conn, unique_ns):
+    # ADBC's execute() plans a prepared statement and may never redeem the ticket of a
+    # write, so a prepared write runs in GetFlightInfo; an idempotency-key header makes a
+    # retried GetFlightInfo a replay.
+    query(conn, f"CREATE TABLE {unique_ns}.keyed (x BIGINT)")
+    client = flight_client(server)
+    command = prepared_statement_cmd(client, f"INSERT INTO lake.{unique_ns}.keyed VALUES (7)")
+    keyed = fl.FlightCallOptions(headers=[(b"idempotency-key", f"{unique_ns}-1".encode())])
+    for _ in range(3):
+        info = client.get_flight_info(fl.FlightDescriptor.for_command(command), keyed)
+        assert info.total_records == 1
+    assert query(conn, f"SELECT x FROM {unique_ns}.keyed").to_pylist() == [{"x": 7}]
+    # Without a key each execution is a write of its own (a statement run twice on purpose).
+    client.get_flight_info(fl.FlightDescriptor.for_command(command))
+    assert query(conn, f"SELECT count(*) AS n FROM {unique_ns}.keyed").to_pylist() == [{"n": 2}]
+    bad = fl.FlightCallOptions(headers=[(b"idempotency-key", b"has space")])
+    with pytest.raises(pa.ArrowInvalid, match="printable ASCII"):
+        client.get_flight_info(fl.FlightDescriptor.for_command(command), bad)
+
+
+def test_adbc_execute_without_fetching_still_writes(conn, unique_ns):
+    query(conn, f"CREATE TABLE {unique_ns}.nofetch (x BIGINT)")
+    with conn.cursor() as cur:
+        cur.execute(f"INSERT INTO {unique_ns}.nofetch VALUES (?)", parameters=(1,))
+        cur.execute(f"INSERT INTO {unique_ns}.nofetch VALUES (2)")
+        cur.execute(f"INSERT INTO {unique_ns}.nofetch VALUES (2)")
+    assert query(conn, f"SELECT x FROM {unique_ns}.nofetch ORDER BY x").to_pylist() == [{"x": 1}, {"x": 2}, {"x": 2}]
 
 
 def test_a_forged_ticket_is_refused(server):
