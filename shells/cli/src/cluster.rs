@@ -229,6 +229,11 @@ pub struct IcebergArgs {
     /// Deadline in seconds for one REST call or metadata read (default 10).
     #[arg(long, env = "LAKE_ICEBERG_TIMEOUT_SECS")]
     pub iceberg_timeout_secs: Option<u64>,
+    /// A location (URI or path of a directory) where table files may lie besides each
+    /// table's own location, repeatable: where migrated data files stay. Lake refuses to
+    /// read a file anywhere else.
+    #[arg(long, env = "LAKE_ICEBERG_ALLOWED_PREFIXES", value_delimiter = ',')]
+    pub iceberg_allowed_prefix: Vec<String>,
 }
 
 impl IcebergArgs {
@@ -247,6 +252,7 @@ impl IcebergArgs {
             scope: self.iceberg_scope.clone(),
             storage: self.iceberg_storage.clone(),
             timeout_secs: self.iceberg_timeout_secs,
+            allowed_prefixes: self.iceberg_allowed_prefix.clone(),
         }
         .config()
         .map_err(|e| anyhow::anyhow!(e))

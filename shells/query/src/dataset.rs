@@ -303,6 +303,9 @@ fn as_append(transaction: Transaction, read_version: u64) -> Transaction {
 }
 
 fn is_commit_conflict(e: &lance::Error) -> bool {
+    if let lance::Error::Shared { source } = e {
+        return is_commit_conflict(source);
+    }
     matches!(
         e,
         lance::Error::CommitConflict { .. }
@@ -383,6 +386,7 @@ fn location(
         size: Some(manifest.size_bytes),
         naming_scheme,
         e_tag: None,
+        identity: None,
     })
 }
 
@@ -672,6 +676,7 @@ impl ExternalManifestStore for MetasrvManifests {
             size: Some(size),
             naming_scheme,
             e_tag,
+            identity: None,
         };
         match self
             .commit_resolved(base_path.as_ref(), version, staging_path.as_ref(), size)
@@ -716,6 +721,7 @@ impl ExternalManifestStore for MetasrvManifests {
             size: Some(size),
             naming_scheme,
             e_tag: None,
+            identity: None,
         })
     }
 

@@ -11,7 +11,6 @@
 //!   [`lake_sdk::FileRef`] print (or `lake sql --format json`, with `uploaded_at`), for
 //!   `INSERT … VALUES`.
 
-use std::any::Any;
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, make_array};
@@ -121,10 +120,6 @@ struct FileAccessor {
 }
 
 impl ScalarUDFImpl for FileAccessor {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
     fn name(&self) -> &str {
         self.name
     }
@@ -178,10 +173,6 @@ struct FileRefFromJson {
 }
 
 impl ScalarUDFImpl for FileRefFromJson {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
     fn name(&self) -> &str {
         "file_ref"
     }

@@ -20,7 +20,6 @@
 //! (Lance supports a range after the filter only there). Rows come back in no particular
 //! order unless the query has an `ORDER BY`, as SQL allows.
 
-use std::any::Any;
 use std::sync::Arc;
 
 use arrow::datatypes::SchemaRef;
@@ -52,10 +51,6 @@ impl LanceTable {
 
 #[async_trait]
 impl TableProvider for LanceTable {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
     fn schema(&self) -> SchemaRef {
         self.schema.clone()
     }
@@ -98,7 +93,7 @@ impl TableProvider for LanceTable {
         let partitions = state.config().target_partitions().max(1);
         Ok(plan
             .transform_down(|node| {
-                let Some(read) = node.as_any().downcast_ref::<FilteredReadExec>() else {
+                let Some(read) = node.downcast_ref::<FilteredReadExec>() else {
                     return Ok(Transformed::no(node));
                 };
                 let options = read.options();
@@ -131,7 +126,38 @@ impl TableProvider for LanceTable {
         &self,
         filters: &[&Expr],
     ) -> datafusion::common::Result<Vec<TableProviderFilterPushDown>> {
-        // The Lance scan evaluates the whole pushed filter on every row it returns.
-        Ok(vec![TableProviderFilterPushDown::Exact; filters.len()])
+        // The Lance scan evaluates the whole pushed filter on every row it returns, with
+        // DataFusion's own expressions; filters its planner cannot take stay with
+        // DataFusion.
+        Ok(filters
+            .iter()
+            .map(|filter| {
+                if lance_plans(filter) {
+                    TableProviderFilterPushDown::Exact
+                } else {
+                    TableProviderFilterPushDown::Unsupported
+                }
+            })
+            .collect())
     }
+}
+
+/// Whether Lance's filter planner (lance-datafusion `Planner`) takes `filter`: not with
+/// Lake's own functions (checked arithmetic, canonical floats) or a LIKE with an escape
+/// character other than `\`.
+fn lance_plans(filter: &Expr) -> bool {
+    !filter
+        .exists(|e| {
+            Ok(match e {
+                Expr::Like(like) | Expr::SimilarTo(like) => {
+                    like.escape_char.is_some_and(|c| c != '\\')
+                }
+                Expr::ScalarFunction(f) => f
+                    .func
+                    .name()
+                    .starts_with(crate::checked_integers::LAKE_FUNCTION_PREFIX),
+                _ => false,
+            })
+        })
+        .unwrap_or(true)
 }

@@ -28,6 +28,8 @@ use datafusion::sql::sqlparser::ast::{
     Visitor, VisitorMut,
 };
 use datafusion::sql::sqlparser::dialect::{Dialect, GenericDialect};
+use datafusion::sql::sqlparser::keywords::Keyword;
+use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 use datafusion::sql::sqlparser::tokenizer::{Location, Token, Tokenizer};
 use lake_core::TimeTravel;
 
@@ -73,6 +75,43 @@ impl Dialect for LakeDialect {
     }
     fn supports_table_versioning(&self) -> bool {
         true
+    }
+    /// `a IS [NOT] DISTINCT FROM b` takes as `b` only what binds tighter than `IS` (as in
+    /// PostgreSQL): sqlparser 0.62 parses the whole rest of the expression, so `x IS
+    /// DISTINCT FROM 2 AND a` became `x IS DISTINCT FROM (2 AND a)`.
+    fn parse_infix(
+        &self,
+        parser: &mut Parser,
+        expr: &Expr,
+        precedence: u8,
+    ) -> Option<Result<Expr, ParserError>> {
+        let keyword = |n: usize, keyword: Keyword| matches!(&parser.peek_nth_token_ref(n).token, Token::Word(w) if w.keyword == keyword);
+        if !keyword(0, Keyword::IS) {
+            return None;
+        }
+        let negated = if keyword(1, Keyword::DISTINCT) && keyword(2, Keyword::FROM) {
+            false
+        } else if keyword(1, Keyword::NOT)
+            && keyword(2, Keyword::DISTINCT)
+            && keyword(3, Keyword::FROM)
+        {
+            true
+        } else {
+            return None;
+        };
+        for _ in 0..if negated { 4 } else { 3 } {
+            parser.next_token();
+        }
+        let right = match parser.parse_subexpr(precedence) {
+            Ok(right) => Box::new(right),
+            Err(e) => return Some(Err(e)),
+        };
+        let left = Box::new(expr.clone());
+        Some(Ok(if negated {
+            Expr::IsNotDistinctFrom(left, right)
+        } else {
+            Expr::IsDistinctFrom(left, right)
+        }))
     }
     delegate!(
         supports_unicode_string_literal,
@@ -136,6 +175,14 @@ impl Dialect for LakeDialect {
         supports_select_format,
         supports_comment_optimizer_hint,
         supports_constraint_keyword_without_name,
+        supports_array_join_syntax,
+        supports_comma_separated_trim,
+        supports_cte_without_as,
+        supports_key_column_option,
+        supports_partition_by_after_order_by,
+        supports_select_item_multi_column_alias,
+        supports_update_order_by,
+        supports_xml_expressions,
     );
 }
 
@@ -496,6 +543,7 @@ impl VisitorMut for Rewriter {
                 explicit: true,
                 name: original,
                 columns: vec![],
+                at: None,
             });
         }
         ControlFlow::Continue(())

@@ -161,7 +161,7 @@ async fn the_scan_runs_on_as_many_partitions_as_the_session_targets() {
     // one Lance stream.
     let mut reads = vec![];
     plan.apply(|node| {
-        if let Some(read) = node.as_any().downcast_ref::<FilteredReadExec>() {
+        if let Some(read) = node.downcast_ref::<FilteredReadExec>() {
             reads.push(read.options().threading_mode);
         }
         Ok(TreeNodeRecursion::Continue)

@@ -42,11 +42,14 @@ def start_lake(env):
 
 
 @pytest.fixture(scope="module")
-def lake(iceberg_rest):
+def lake(iceberg_rest, iceberg_tables):
+    out, _ = iceberg_tables
     server, data_dir = start_lake({
         "LAKE_ICEBERG_REST_URI": iceberg_rest,
         "LAKE_ICEBERG_WAREHOUSE": "fixtures",
         "LAKE_ICEBERG_TOKEN": TOKEN,
+        # lab.events has a migrated data file beside the warehouse (merge_on_read.py).
+        "LAKE_ICEBERG_ALLOWED_PREFIXES": str(out),
     })
     yield server
     server.stop()
@@ -291,13 +294,13 @@ def test_count_star_comes_from_the_snapshot_summary_only_when_it_is_exact(conn, 
         sql = f"SELECT count(*) AS n FROM iceberg.sales.orders VERSION AS OF {snapshot['snapshot_id']}"
         assert query(conn, sql).to_pylist() == [{"n": len(snapshot["rows"])}]
         plan = "\n".join(r["plan"] for r in query(conn, "EXPLAIN " + sql).to_pylist())
-        assert "IcebergTableScan" not in plan, plan  # total-records, no delete files
+        assert "IcebergScanExec" not in plan, plan  # total-records, no delete files
     # Delete files make total-records an upper bound: the count scans and applies them.
     for snapshot in expected["tables"]["lab.events"]["snapshots"]:
         sql = f"SELECT count(*) AS n FROM iceberg.lab.events VERSION AS OF {snapshot['snapshot_id']}"
         assert query(conn, sql).to_pylist() == [{"n": len(snapshot["rows"])}], snapshot["what"]
     plan = "\n".join(r["plan"] for r in query(conn, "EXPLAIN SELECT count(*) FROM iceberg.lab.events").to_pylist())
-    assert "IcebergTableScan" in plan
+    assert "IcebergScanExec" in plan
     # A filtered count scans too.
     eu = sum(1 for r in orders(expected)["snapshots"][-1]["rows"] if r["region"] == "eu")
     assert query(conn, "SELECT count(*) AS n FROM iceberg.sales.orders WHERE region = 'eu'").to_pylist() == [{"n": eu}]
@@ -332,6 +335,25 @@ def test_planning_revalidates_with_the_etag(conn, iceberg_rest):
     revalidated = after["not_modified"] - before["not_modified"]
     assert revalidated >= 1
     assert after["requests"] - before["requests"] - 1 == revalidated
+
+
+def test_a_file_outside_the_table_location_is_read_only_under_an_allowed_prefix(iceberg_rest, iceberg_tables):
+    # lab.events' last snapshots list a data file outside the table's location (a migrated
+    # file). A catalog could as well list file:///etc/passwd: Lake reads neither unless the
+    # location is allowed.
+    _, expected = iceberg_tables
+    events = expected["tables"]["lab.events"]
+    server, data_dir = start_lake({"LAKE_ICEBERG_REST_URI": iceberg_rest, "LAKE_ICEBERG_WAREHOUSE": "fixtures",
+                                   "LAKE_ICEBERG_TOKEN": TOKEN})
+    try:
+        with flightsql.connect(server.uri, autocommit=True) as c:
+            first = events["snapshots"][0]
+            assert rows(query(c, f"SELECT * FROM iceberg.lab.events VERSION AS OF {first['snapshot_id']}")) == first["rows"]
+            err = error_of(c, "SELECT * FROM iceberg.lab.events")
+            assert "outside its location" in err and "--iceberg-allowed-prefix" in err, err
+    finally:
+        server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def test_oauth2_client_credentials_and_a_refused_credential(iceberg_rest, iceberg_tables):

@@ -9,14 +9,17 @@
 //! snapshot id with [`lake_core::resolve_iceberg`], the Sans-IO rules shared with Lake
 //! tables. The pin ([`IcebergPin`]: metadata location and snapshot id) travels in the
 //! Flight ticket, so DoGet reads exactly that snapshot without asking the REST catalog
-//! again. Scans are iceberg-rust's (`IcebergStaticTableProvider`): files are matched to the
-//! snapshot's schema by field id, position and equality deletes are applied, and files
-//! without field ids are read through the table's name mapping.
+//! again. Scans ([`scan`]) are iceberg-rust's core scan: files are matched to the snapshot's
+//! schema by field id, position and equality deletes are applied, files without field ids
+//! are read through the table's name mapping, and filters reach the scan only where their
+//! translation is exact ([`predicate`]).
 //!
 //! Metadata tables `<table>$snapshots`, `$history` and `$refs` (Spark's and Trino's names
 //! and columns) show the snapshot ids and refs a query can name.
 
+mod predicate;
 pub mod rest;
+mod scan;
 mod stats;
 pub mod storage;
 
@@ -37,7 +40,6 @@ use iceberg::io::{FileIO, FileIOBuilder};
 use iceberg::spec::{TableMetadata, TableMetadataRef};
 use iceberg::table::Table;
 use iceberg::{NamespaceIdent, TableIdent};
-use iceberg_datafusion::IcebergStaticTableProvider;
 use lake_core::{IcebergHistory, IcebergRefKind, TimeTravel, resolve_iceberg};
 use serde::{Deserialize, Serialize};
 
@@ -69,6 +71,9 @@ pub struct IcebergConfig {
     pub storage: BTreeMap<String, String>,
     /// Deadline for one REST call or metadata read.
     pub timeout: Duration,
+    /// Locations (URI or path prefixes, each a directory) where a table's data and delete
+    /// files may lie besides the table's own location: where migrated files stay.
+    pub allowed_prefixes: Vec<String>,
 }
 
 /// The `iceberg` settings as flags and environment give them, each possibly absent.
@@ -92,6 +97,8 @@ pub struct IcebergSettings {
     pub storage: Vec<String>,
     /// `--iceberg-timeout-secs` / `LAKE_ICEBERG_TIMEOUT_SECS`.
     pub timeout_secs: Option<u64>,
+    /// `--iceberg-allowed-prefix`, repeated / `LAKE_ICEBERG_ALLOWED_PREFIXES`.
+    pub allowed_prefixes: Vec<String>,
 }
 
 impl IcebergSettings {
@@ -112,6 +119,7 @@ impl IcebergSettings {
             || given(&self.oauth2_server_uri)
             || given(&self.scope)
             || !self.storage.is_empty()
+            || !self.allowed_prefixes.is_empty()
             || self.timeout_secs.is_some();
         if !any {
             return Ok(None);
@@ -186,6 +194,12 @@ impl IcebergSettings {
             auth,
             storage,
             timeout,
+            allowed_prefixes: self
+                .allowed_prefixes
+                .iter()
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty())
+                .collect(),
         }))
     }
 }
@@ -357,6 +371,8 @@ pub struct IcebergCatalog {
     rest: RestClient,
     file_io: FileIO,
     timeout: Duration,
+    /// [`IcebergConfig::allowed_prefixes`].
+    allowed_prefixes: Arc<Vec<String>>,
     pointers: Mutex<HashMap<(Vec<String>, String), Pointer>>,
     metadata: Mutex<LruBytes<Metadata>>,
 }
@@ -386,6 +402,7 @@ impl IcebergCatalog {
             rest,
             file_io,
             timeout: config.timeout,
+            allowed_prefixes: Arc::new(config.allowed_prefixes.clone()),
             pointers: Mutex::new(HashMap::new()),
             metadata: Mutex::new(LruBytes::new(METADATA_CACHE_BYTES)),
         })
@@ -606,19 +623,25 @@ impl IcebergCatalog {
         };
         match pin.snapshot_id {
             Some(id) => {
-                let rows = metadata
-                    .metadata
-                    .snapshot_by_id(id)
-                    .and_then(|s| stats::exact_rows(s));
-                let scan: Arc<dyn TableProvider> = Arc::new(
-                    IcebergStaticTableProvider::try_new_from_table_snapshot(table, id)
-                        .await
-                        .map_err(iceberg_error)?,
-                );
-                Ok(match rows {
-                    Some(rows) => Arc::new(stats::CountedTable::new(scan, rows)),
-                    None => scan,
-                })
+                let snapshot = metadata.metadata.snapshot_by_id(id).ok_or_else(|| {
+                    QueryError::NotFound(format!(
+                        "iceberg.{}.{table_name} has no snapshot {id}",
+                        pin.namespace.join(".")
+                    ))
+                })?;
+                // The snapshot's own schema: a column renamed later reads under its old name.
+                let schema = snapshot
+                    .schema(&metadata.metadata)
+                    .and_then(|s| iceberg::arrow::schema_to_arrow_schema(&s))
+                    .map_err(iceberg_error)?;
+                let rows = stats::exact_rows(snapshot);
+                Ok(Arc::new(scan::IcebergTable::new(
+                    table,
+                    id,
+                    Arc::new(schema),
+                    rows,
+                    self.allowed_prefixes.clone(),
+                )))
             }
             None => {
                 let schema =
