@@ -79,9 +79,11 @@ pub fn count_schema() -> SchemaRef {
 }
 
 /// The schema of a result as Lake sends it over Flight: `schema` with every dictionary
-/// type (at any depth) replaced by its value type. GetFlightInfo announces this schema and
-/// DoGet streams batches cast to it, so the two are equal for every type (clients such as
-/// ADBC refuse a stream whose schema differs from the announced one).
+/// type replaced by its value type and every large list by a list, at any depth.
+/// GetFlightInfo announces this schema and DoGet streams batches cast to it, so the two
+/// are equal for every type (clients such as ADBC refuse a stream whose schema differs
+/// from the announced one). Large lists travel as lists because arrow-flight 58's encoder
+/// announces a large list as a list (`prepare_field_for_flight`) whatever the batches hold.
 pub fn wire_schema(schema: &Schema) -> SchemaRef {
     let fields: Vec<Field> = schema.fields().iter().map(|f| wire_field(f)).collect();
     Arc::new(Schema::new(fields).with_metadata(schema.metadata().clone()))
@@ -96,7 +98,7 @@ fn wire_type(data_type: &DataType) -> DataType {
     match data_type {
         DataType::Dictionary(_, value) => wire_type(value),
         DataType::List(f) => DataType::List(child(f)),
-        DataType::LargeList(f) => DataType::LargeList(child(f)),
+        DataType::LargeList(f) => DataType::List(child(f)),
         DataType::ListView(f) => DataType::ListView(child(f)),
         DataType::LargeListView(f) => DataType::LargeListView(child(f)),
         DataType::FixedSizeList(f, n) => DataType::FixedSizeList(child(f), *n),
@@ -104,6 +106,43 @@ fn wire_type(data_type: &DataType) -> DataType {
         DataType::Map(f, sorted) => DataType::Map(child(f), *sorted),
         other => other.clone(),
     }
+}
+
+/// What a Lake table stores, for error messages.
+const STORABLE_TYPES: &str = "the supported types are BOOLEAN, signed and unsigned integers, \
+REAL/DOUBLE (and half floats), DECIMAL(p, s) up to 76 digits, DATE, TIME, TIMESTAMP with or \
+without a time zone, DURATION, VARCHAR, BYTEA, fixed-size binary, lists, structs, maps and FILE";
+
+/// The type a table column of `data_type` stores (its SQL type, in the layout Lance
+/// keeps): dictionaries as their values; string and binary views as strings and
+/// binaries; every list kind as a list; 32- and 64-bit decimals as 128-bit ones of the
+/// same precision and scale; at any depth. A table declares this type and reads return
+/// it; appends of the other layouts are cast to it ([`stores_as`]).
+///
+/// # Errors
+/// The (innermost) type Lance cannot store: intervals, unions, run-end encoded arrays,
+/// the null type inside a nested type.
+fn storage_type(data_type: &DataType) -> Result<DataType, DataType> {
+    use DataType::*;
+    let child = |f: &arrow::datatypes::FieldRef| -> Result<_, DataType> {
+        Ok(Arc::new(
+            f.as_ref()
+                .clone()
+                .with_data_type(storage_type(f.data_type())?),
+        ))
+    };
+    Ok(match data_type {
+        Dictionary(_, value) => storage_type(value)?,
+        Utf8View => Utf8,
+        BinaryView => Binary,
+        Decimal32(p, s) | Decimal64(p, s) => Decimal128(*p, *s),
+        List(f) | LargeList(f) | ListView(f) | LargeListView(f) => List(child(f)?),
+        FixedSizeList(f, n) => FixedSizeList(child(f)?, *n),
+        Struct(fields) => Struct(fields.iter().map(child).collect::<Result<_, _>>()?),
+        Map(f, sorted) => Map(child(f)?, *sorted),
+        Interval(_) | Union(..) | RunEndEncoded(..) | Null => return Err(data_type.clone()),
+        other => other.clone(),
+    })
 }
 
 /// Encodes an Arrow schema as an encapsulated IPC schema message.
@@ -162,12 +201,13 @@ pub fn payload_digest(schema: &Schema, batches: &[RecordBatch]) -> Result<Digest
     Ok(hasher.finalize().into())
 }
 
-/// The schema a new table gets from a requested one: dictionary-encoded columns store their
-/// values; schema-level metadata is dropped.
+/// The schema a new table gets from a requested one: each column's [`storage_type`]; time
+/// zones stay as written (Lance 14 stores `+08:00`); schema-level metadata is dropped.
 ///
 /// # Errors
-/// [`QueryError::InvalidArgument`] for no columns, duplicate or empty column names, and
-/// columns without a type (`Null`, e.g. from an all-empty CSV column).
+/// [`QueryError::InvalidArgument`] for no columns, duplicate or empty column names,
+/// columns without a type (`Null`, e.g. from an all-empty CSV column), and types a table
+/// cannot store (naming the column, its type and what a table stores).
 pub fn table_schema(requested: SchemaRef) -> Result<SchemaRef, QueryError> {
     if requested.fields().is_empty() {
         return Err(QueryError::InvalidArgument(
@@ -188,15 +228,22 @@ pub fn table_schema(requested: SchemaRef) -> Result<SchemaRef, QueryError> {
                 "column {name:?} appears twice (names are compared case-insensitively)"
             )));
         }
-        let data_type = match field.data_type() {
-            DataType::Dictionary(_, value) => value.as_ref().clone(),
-            DataType::Null => {
-                return Err(QueryError::InvalidArgument(format!(
-                    "column {name:?} has no type (Null); give it one, e.g. CAST(NULL AS BIGINT)"
-                )));
-            }
-            other => lance_storable(other),
-        };
+        if field.data_type() == &DataType::Null {
+            return Err(QueryError::InvalidArgument(format!(
+                "column {name:?} has no type (Null); give it one, e.g. CAST(NULL AS BIGINT)"
+            )));
+        }
+        let data_type = storage_type(field.data_type()).map_err(|refused| {
+            QueryError::InvalidArgument(format!(
+                "column {name:?} has type {}, which a Lake table cannot store{}; {STORABLE_TYPES}",
+                field.data_type(),
+                if refused == *field.data_type() {
+                    String::new()
+                } else {
+                    format!(" (its {refused} values)")
+                }
+            ))
+        })?;
         fields.push(field.as_ref().clone().with_data_type(data_type));
     }
     Ok(Arc::new(Schema::new(fields)))
@@ -286,6 +333,52 @@ fn cast_batch(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, Qu
         .map_err(|e| QueryError::InvalidArgument(format!("rows do not fit the table: {e}")))
 }
 
+/// Refuses a result whose decimal column holds a value with more digits than its type's
+/// precision: Arrow's decimal arithmetic does not check precision, so `DECIMAL(38, 0)`
+/// max + 1 would otherwise be sent as a 39-digit value of a 38-digit type.
+///
+/// # Errors
+/// [`QueryError::InvalidArgument`] naming the column and its type.
+fn check_decimals(batch: &RecordBatch) -> Result<(), QueryError> {
+    use arrow::array::AsArray;
+    use arrow::datatypes::{Decimal128Type, Decimal256Type};
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        let valid = match field.data_type() {
+            DataType::Decimal128(p, _) => column
+                .as_primitive::<Decimal128Type>()
+                .validate_decimal_precision(*p),
+            DataType::Decimal256(p, _) => column
+                .as_primitive::<Decimal256Type>()
+                .validate_decimal_precision(*p),
+            _ => Ok(()),
+        };
+        if valid.is_err() {
+            return Err(QueryError::InvalidArgument(format!(
+                "decimal overflow: column {:?} has a value with more digits than its type {} holds",
+                field.name(),
+                field.data_type()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// DataFusion's analyzer rules with Lake's: [`crate::exact_sums::ExactSums`] before type
+/// coercion (so arithmetic on a sum is coerced for its new type), and
+/// [`crate::checked_integers::CheckedIntegers`] and
+/// [`crate::canonical_float::CanonicalFloats`] after it (they need the coerced types).
+fn analyzer_rules() -> Vec<Arc<dyn datafusion::optimizer::AnalyzerRule + Send + Sync>> {
+    let mut rules = datafusion::optimizer::Analyzer::new().rules;
+    let coercion = rules
+        .iter()
+        .position(|rule| rule.name() == "type_coercion")
+        .unwrap_or(rules.len());
+    rules.insert(coercion, Arc::new(crate::exact_sums::ExactSums));
+    rules.push(Arc::new(crate::checked_integers::CheckedIntegers));
+    rules.push(Arc::new(crate::canonical_float::CanonicalFloats));
+    rules
+}
+
 /// How a statement's placeholders are bound when planning.
 enum Bind {
     /// Leave placeholders (describing a prepared statement).
@@ -303,6 +396,7 @@ enum Bind {
 ///   `BinaryView` (BYTEA);
 /// * `List`, `LargeList`, `ListView` and `LargeListView` of elements that store as the
 ///   table's (element names may differ: `item`, `element`);
+/// * 32- and 64-bit decimals for a 128-bit one of the same precision and scale;
 /// * structs whose fields have the table's names, in order, and store as its types;
 /// * a timestamp of the same unit with another spelling of its zone (the instants are UTC
 ///   either way).
@@ -321,6 +415,7 @@ fn stores_as(given: &DataType, table: &DataType) -> bool {
         (a, b) if string(a) && string(b) => true,
         (a, b) if binary(a) && binary(b) => true,
         (Timestamp(a, Some(_)), Timestamp(b, Some(_))) => a == b,
+        (Decimal32(p, s) | Decimal64(p, s), Decimal128(q, t)) => p == q && s == t,
         (FixedSizeList(a, n), FixedSizeList(b, m)) => {
             n == m && stores_as(a.data_type(), b.data_type())
         }
@@ -335,23 +430,6 @@ fn stores_as(given: &DataType, table: &DataType) -> bool {
             (Some(a), Some(b)) => stores_as(a.data_type(), b.data_type()),
             _ => a == b,
         },
-    }
-}
-
-/// `data_type` as Lance can store it. Lance writes a timestamp's zone into a
-/// `timestamp:<unit>:<zone>` type string and cannot read back a zone containing `:`
-/// (lance-core 8 `LogicalType`), so offsets are spelled without it: `+00:00` → `UTC`,
-/// `+05:30` → `+0530` (the same zone to Arrow).
-fn lance_storable(data_type: &DataType) -> DataType {
-    match data_type {
-        DataType::Timestamp(unit, Some(zone)) if zone.contains(':') => {
-            let zone = match zone.as_ref() {
-                "+00:00" | "-00:00" => "UTC".to_string(),
-                other => other.replace(':', ""),
-            };
-            DataType::Timestamp(*unit, Some(zone.into()))
-        }
-        other => other.clone(),
     }
 }
 
@@ -594,12 +672,16 @@ impl Engine {
             .with_information_schema(false)
             .with_target_partitions(self.target_partitions)
             // VARCHAR is Utf8, as Flight SQL clients send it, not Utf8View.
-            .set_bool("datafusion.sql_parser.map_string_types_to_utf8view", false);
+            .set_bool("datafusion.sql_parser.map_string_types_to_utf8view", false)
+            // TIMESTAMP WITH TIME ZONE is an instant (zone UTC), as in PostgreSQL and
+            // DuckDB, not a zone-less timestamp; AT TIME ZONE then converts between zones.
+            .set_str("datafusion.execution.time_zone", "UTC");
         let state = datafusion::execution::SessionStateBuilder::new()
             .with_config(config)
             .with_runtime_env(self.runtime.clone())
             .with_default_features()
             .with_type_planner(Arc::new(crate::files::FileTypePlanner))
+            .with_analyzer_rules(analyzer_rules())
             .build();
         let ctx = SessionContext::new_with_state(state);
         for function in crate::files::functions() {
@@ -1020,6 +1102,7 @@ impl Engine {
                 let declared = schema.clone();
                 let stream = futures::stream::iter(streams).flatten().map(move |batch| {
                     let batch = batch?;
+                    check_decimals(&batch).map_err(DataFusionError::from)?;
                     if batch.schema() == declared {
                         return Ok(batch);
                     }

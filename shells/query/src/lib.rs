@@ -8,10 +8,13 @@
 //! * [`serve`]: runs the service on a listener; [`redact`] keeps server paths out of the
 //!   error messages it sends.
 
+pub mod canonical_float;
 pub mod catalog;
+pub mod checked_integers;
 pub mod dataset;
 pub mod engine;
 mod error;
+pub mod exact_sums;
 pub mod files;
 pub mod flight;
 pub mod iceberg;

@@ -1,0 +1,580 @@
+//! IEEE 754 zeros and NaNs in comparisons, grouping, DISTINCT, joins and ordering.
+//!
+//! SQL compares floating-point values as IEEE 754 does for zeros (`-0.0 = 0.0`), and as
+//! PostgreSQL and DuckDB do for NaN (one NaN, equal to itself and greater than every
+//! number). So `-0.0` and `0.0` fall into one group, count once in `count(DISTINCT …)`,
+//! join with each other and tie in ORDER BY, and NaNs of any bit pattern (`'inf' * 0.0`
+//! gives a negative one) are one value. DataFusion 54 and Arrow 58 compare and hash floats
+//! by their bits or total order, where those values differ (apache/datafusion#22826,
+//! #22490, #11108; #22835 fixes zeros in DataFusion 55, which the Lance release Lake builds
+//! on does not use). [`CanonicalFloats`] is an analyzer rule (it runs after type coercion,
+//! before any optimization or pushdown) that rewrites a plan so those kernels see one zero
+//! and one NaN:
+//!
+//! * `BETWEEN` on floats is two comparisons;
+//! * a comparison with a literal zero takes the form Lance also uses (lance-datafusion's
+//!   `signed_zero`): `e = 0.0` → `e IN (-0.0, 0.0)`, `e <> 0.0` → `e NOT IN (-0.0, 0.0)`,
+//!   `e < 0.0` and `e >= 0.0` compare with `-0.0`, `e <= 0.0` and `e > 0.0` with `0.0`, so it
+//!   stays pushable into scans and indexes;
+//! * every other comparison of two float expressions, an `IN` list of non-literals, an `IN`
+//!   subquery (its value and its column), a float
+//!   grouping key, a float argument of a DISTINCT aggregate, a float equi-join key, a float
+//!   `PARTITION BY` or `ORDER BY` key (of a query or a window) is wrapped in
+//!   [`canonical_float`]`(e)`: `-0.0` becomes `0.0` and every NaN the positive quiet NaN;
+//! * `SELECT DISTINCT` (and `UNION`) canonicalizes its float columns below it.
+//!
+//! Output names stay as written (DataFusion's `NamePreserver`). Values themselves are
+//! stored and returned as they are: only what is compared is canonical. Remove this rule
+//! once Lake is on a DataFusion release with #22835 and one NaN.
+
+use std::sync::{Arc, LazyLock};
+
+use arrow::array::{ArrayRef, AsArray, PrimitiveArray};
+use arrow::datatypes::{ArrowPrimitiveType, DataType, Float32Type, Float64Type};
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion::common::{Column, DFSchema, Result, ScalarValue, exec_err};
+use datafusion::logical_expr::expr::{Between, InList, ScalarFunction, Sort};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::utils::merge_schema;
+use datafusion::logical_expr::{
+    Aggregate, BinaryExpr, ColumnarValue, Distinct, Expr, ExprSchemable, Join, LogicalPlan,
+    Operator, Projection, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+    Window,
+};
+use datafusion::optimizer::AnalyzerRule;
+
+/// Name of the function [`canonical_float`] calls.
+pub const CANONICAL_FLOAT: &str = "lake_canonical_float";
+
+/// `canonical_float(x)`: `x` (REAL or DOUBLE) with `-0.0` as `0.0` and every NaN as the
+/// positive quiet NaN; other values, and NULL, unchanged.
+pub fn canonical_float() -> Arc<ScalarUDF> {
+    static UDF: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| {
+        Arc::new(ScalarUDF::new_from_impl(CanonicalFloat {
+            signature: Signature::uniform(
+                1,
+                vec![DataType::Float32, DataType::Float64],
+                Volatility::Immutable,
+            ),
+        }))
+    });
+    UDF.clone()
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct CanonicalFloat {
+    signature: Signature,
+}
+
+/// `array` (of `T`, a float type) with `-0.0` as `0.0` and every NaN as `nan`.
+fn canonical<T: ArrowPrimitiveType>(array: &ArrayRef, nan: T::Native) -> ArrayRef
+where
+    T::Native: CanonicalValue,
+{
+    let values: &PrimitiveArray<T> = array.as_primitive();
+    Arc::new(values.unary::<_, T>(|v| v.canonical(nan)))
+}
+
+/// One float value, canonical.
+trait CanonicalValue: Copy {
+    fn canonical(self, nan: Self) -> Self;
+}
+
+macro_rules! canonical_value {
+    ($($t:ty),*) => {$(
+        impl CanonicalValue for $t {
+            fn canonical(self, nan: Self) -> Self {
+                // -0.0 + 0.0 is 0.0 (IEEE 754, round to nearest); other numbers are unchanged.
+                if self.is_nan() { nan } else { self + 0.0 }
+            }
+        }
+    )*};
+}
+canonical_value!(f32, f64);
+
+impl ScalarUDFImpl for CanonicalFloat {
+    fn name(&self) -> &str {
+        CANONICAL_FLOAT
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
+        Ok(args.first().cloned().unwrap_or(DataType::Float64))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let [value] = args.args.as_slice() else {
+            return exec_err!("{CANONICAL_FLOAT} takes one argument");
+        };
+        let (array, scalar) = match value {
+            ColumnarValue::Array(a) => (a.clone(), false),
+            ColumnarValue::Scalar(s) => (s.to_array()?, true),
+        };
+        let out = match array.data_type() {
+            DataType::Float32 => canonical::<Float32Type>(&array, f32::NAN),
+            DataType::Float64 => canonical::<Float64Type>(&array, f64::NAN),
+            other => return exec_err!("{CANONICAL_FLOAT} takes REAL or DOUBLE, got {other}"),
+        };
+        Ok(if scalar {
+            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
+        } else {
+            ColumnarValue::Array(out)
+        })
+    }
+}
+
+/// The analyzer rule: see the module doc.
+#[derive(Debug, Default)]
+pub struct CanonicalFloats;
+
+impl AnalyzerRule for CanonicalFloats {
+    fn name(&self) -> &str {
+        "lake_canonical_floats"
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        plan.transform_up_with_subqueries(rewrite_node).data()
+    }
+}
+
+fn is_float(data_type: &DataType) -> bool {
+    matches!(data_type, DataType::Float32 | DataType::Float64)
+}
+
+fn zero(data_type: &DataType, negative: bool) -> Expr {
+    let value = if negative { -0.0 } else { 0.0 };
+    Expr::Literal(
+        match data_type {
+            DataType::Float32 => ScalarValue::Float32(Some(value as f32)),
+            _ => ScalarValue::Float64(Some(value)),
+        },
+        None,
+    )
+}
+
+fn literal_zero(expr: &Expr) -> bool {
+    match expr {
+        Expr::Literal(ScalarValue::Float64(Some(v)), _) => *v == 0.0,
+        Expr::Literal(ScalarValue::Float32(Some(v)), _) => *v == 0.0,
+        _ => false,
+    }
+}
+
+/// Whether `expr` is a call of [`canonical_float`] already.
+fn is_canonical(expr: &Expr) -> bool {
+    matches!(expr, Expr::ScalarFunction(f) if f.func.name() == CANONICAL_FLOAT)
+}
+
+/// `canonical_float(expr)`, unless it is that already or a literal (whose value is what was
+/// written; literal zeros and NaNs are handled where they are compared).
+fn canonical_of(expr: Expr) -> Expr {
+    if is_canonical(&expr) || matches!(expr, Expr::Literal(..)) {
+        return expr;
+    }
+    Expr::ScalarFunction(ScalarFunction::new_udf(canonical_float(), vec![expr]))
+}
+
+/// `expr` canonical when it is a float expression under `schema`.
+fn canonical_if_float(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    if !is_float(&expr.get_type(schema)?)
+        || is_canonical(&expr)
+        || matches!(expr, Expr::Literal(..))
+    {
+        return Ok(Transformed::no(expr));
+    }
+    Ok(Transformed::yes(canonical_of(expr)))
+}
+
+fn is_comparison(op: Operator) -> bool {
+    matches!(
+        op,
+        Operator::Eq
+            | Operator::NotEq
+            | Operator::Lt
+            | Operator::LtEq
+            | Operator::Gt
+            | Operator::GtEq
+            | Operator::IsDistinctFrom
+            | Operator::IsNotDistinctFrom
+    )
+}
+
+/// Rewrites the comparisons inside `expr` (see the module doc).
+fn comparisons(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    expr.transform_up(|e| match e {
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) if is_comparison(op) => {
+            comparison(*left, op, *right, schema)
+        }
+        Expr::InList(list) => in_list(list, schema),
+        Expr::InSubquery(mut in_subquery) if is_float(&in_subquery.expr.get_type(schema)?) => {
+            // Both sides canonical: the value, and the subquery's one column below it.
+            in_subquery.expr = Box::new(canonical_of(*in_subquery.expr));
+            in_subquery.subquery.subquery = distinct_input(&in_subquery.subquery.subquery)?.data;
+            Ok(Transformed::yes(Expr::InSubquery(in_subquery)))
+        }
+        Expr::Between(between) if is_float(&between.expr.get_type(schema)?) => {
+            // As two comparisons, each rewritten like any other.
+            let Between {
+                expr,
+                negated,
+                low,
+                high,
+            } = between;
+            let low = comparison((*expr).clone(), Operator::GtEq, *low, schema)?.data;
+            let high = comparison(*expr, Operator::LtEq, *high, schema)?.data;
+            let within = low.and(high);
+            Ok(Transformed::yes(if negated {
+                Expr::Not(Box::new(within))
+            } else {
+                within
+            }))
+        }
+        other => Ok(Transformed::no(other)),
+    })
+}
+
+fn comparison(
+    left: Expr,
+    op: Operator,
+    right: Expr,
+    schema: &DFSchema,
+) -> Result<Transformed<Expr>> {
+    let data_type = left.get_type(schema)?;
+    if !is_float(&data_type) || !is_float(&right.get_type(schema)?) {
+        return Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr::new(
+            Box::new(left),
+            op,
+            Box::new(right),
+        ))));
+    }
+    // `e op 0.0`, with the zero on either side.
+    let zero_side = match (literal_zero(&left), literal_zero(&right)) {
+        (false, true) => Some((left.clone(), op)),
+        (true, false) => op.swap().map(|swapped| (right.clone(), swapped)),
+        _ => None,
+    };
+    if let Some((e, op)) = zero_side {
+        let both = || vec![zero(&data_type, true), zero(&data_type, false)];
+        let rewritten = match op {
+            Operator::Eq => Some(e.in_list(both(), false)),
+            Operator::NotEq => Some(e.in_list(both(), true)),
+            Operator::Lt | Operator::GtEq => Some(Expr::BinaryExpr(BinaryExpr::new(
+                Box::new(e),
+                op,
+                Box::new(zero(&data_type, true)),
+            ))),
+            Operator::LtEq | Operator::Gt => Some(Expr::BinaryExpr(BinaryExpr::new(
+                Box::new(e),
+                op,
+                Box::new(zero(&data_type, false)),
+            ))),
+            Operator::IsNotDistinctFrom => Some(e.in_list(both(), false).is_true()),
+            Operator::IsDistinctFrom => Some(e.in_list(both(), false).is_not_true()),
+            _ => None,
+        };
+        if let Some(rewritten) = rewritten {
+            return Ok(Transformed::yes(rewritten));
+        }
+    }
+    let unchanged = is_canonical(&left) || matches!(left, Expr::Literal(..));
+    let unchanged = unchanged && (is_canonical(&right) || matches!(right, Expr::Literal(..)));
+    let out = Expr::BinaryExpr(BinaryExpr::new(
+        Box::new(canonical_of(left)),
+        op,
+        Box::new(canonical_of(right)),
+    ));
+    Ok(if unchanged {
+        Transformed::no(out)
+    } else {
+        Transformed::yes(out)
+    })
+}
+
+fn literal_sign(item: &Expr) -> Option<bool> {
+    match item {
+        Expr::Literal(ScalarValue::Float64(Some(v)), _) if *v == 0.0 => Some(v.is_sign_negative()),
+        Expr::Literal(ScalarValue::Float32(Some(v)), _) if *v == 0.0 => Some(v.is_sign_negative()),
+        _ => None,
+    }
+}
+
+fn in_list(list: InList, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    let data_type = list.expr.get_type(schema)?;
+    if !is_float(&data_type) {
+        return Ok(Transformed::no(Expr::InList(list)));
+    }
+    let InList {
+        expr,
+        mut list,
+        negated,
+    } = list;
+    if list.iter().all(|item| matches!(item, Expr::Literal(..))) {
+        // Literals: both zeros where one is listed.
+        let signs: Vec<bool> = list.iter().filter_map(literal_sign).collect();
+        let missing = match (signs.contains(&true), signs.contains(&false)) {
+            (true, false) => Some(false),
+            (false, true) => Some(true),
+            _ => None,
+        };
+        if let Some(negative) = missing {
+            list.push(zero(&data_type, negative));
+        }
+        let out = Expr::InList(InList::new(expr, list, negated));
+        return Ok(if missing.is_some() {
+            Transformed::yes(out)
+        } else {
+            Transformed::no(out)
+        });
+    }
+    let list = list.into_iter().map(canonical_of).collect();
+    Ok(Transformed::yes(Expr::InList(InList::new(
+        Box::new(canonical_of(*expr)),
+        list,
+        negated,
+    ))))
+}
+
+/// The schema a node's expressions are typed against: its inputs', merged.
+fn expression_schema(plan: &LogicalPlan) -> DFSchema {
+    let inputs = plan.inputs();
+    if inputs.is_empty() {
+        plan.schema().as_ref().clone()
+    } else {
+        merge_schema(&inputs)
+    }
+}
+
+fn rewrite_node(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+    let schema = expression_schema(&plan);
+    let names = NamePreserver::new(&plan);
+    let plan = plan.map_expressions(|expr| {
+        let saved = names.save(&expr);
+        Ok(comparisons(expr, &schema)?.update_data(|e| saved.restore(e)))
+    })?;
+    plan.transform_data(|plan| match plan {
+        LogicalPlan::Aggregate(aggregate) => grouping(aggregate, &schema),
+        LogicalPlan::Join(join) => join_keys(join, &schema),
+        LogicalPlan::Window(window) => window_keys(window, &schema),
+        LogicalPlan::Sort(mut sort) => {
+            let mut changed = false;
+            for key in &mut sort.expr {
+                let out = canonical_if_float(key.expr.clone(), &schema)?;
+                changed |= out.transformed;
+                key.expr = out.data;
+            }
+            let plan = LogicalPlan::Sort(sort);
+            Ok(if changed {
+                Transformed::yes(plan)
+            } else {
+                Transformed::no(plan)
+            })
+        }
+        LogicalPlan::Distinct(Distinct::All(input)) => distinct_input(&input)
+            .map(|t| t.update_data(|i| LogicalPlan::Distinct(Distinct::All(i)))),
+        other => Ok(Transformed::no(other)),
+    })
+}
+
+/// Float grouping keys and float arguments of DISTINCT aggregates, canonical.
+fn grouping(aggregate: Aggregate, schema: &DFSchema) -> Result<Transformed<LogicalPlan>> {
+    let names = NamePreserver::new_for_projection();
+    let mut changed = false;
+    let mut group_expr = Vec::with_capacity(aggregate.group_expr.len());
+    for expr in aggregate.group_expr {
+        if matches!(expr, Expr::GroupingSet(_)) {
+            group_expr.push(expr);
+            continue;
+        }
+        let saved = names.save(&expr);
+        let out = canonical_if_float(expr, schema)?;
+        changed |= out.transformed;
+        group_expr.push(if out.transformed {
+            saved.restore(out.data)
+        } else {
+            out.data
+        });
+    }
+    let mut aggr_expr = Vec::with_capacity(aggregate.aggr_expr.len());
+    for expr in aggregate.aggr_expr {
+        let saved = names.save(&expr);
+        let out = expr.transform_up(|e| match e {
+            Expr::AggregateFunction(mut f) if f.params.distinct => {
+                let mut any = false;
+                let args = std::mem::take(&mut f.params.args);
+                f.params.args = args
+                    .into_iter()
+                    .map(|arg| {
+                        let out = canonical_if_float(arg, schema)?;
+                        any |= out.transformed;
+                        Ok(out.data)
+                    })
+                    .collect::<Result<_>>()?;
+                let out = Expr::AggregateFunction(f);
+                Ok(if any {
+                    Transformed::yes(out)
+                } else {
+                    Transformed::no(out)
+                })
+            }
+            other => Ok(Transformed::no(other)),
+        })?;
+        changed |= out.transformed;
+        aggr_expr.push(if out.transformed {
+            saved.restore(out.data)
+        } else {
+            out.data
+        });
+    }
+    let plan = LogicalPlan::Aggregate(Aggregate::try_new_with_schema(
+        aggregate.input,
+        group_expr,
+        aggr_expr,
+        aggregate.schema,
+    )?);
+    Ok(if changed {
+        Transformed::yes(plan)
+    } else {
+        Transformed::no(plan)
+    })
+}
+
+/// Float equi-join keys, canonical on both sides.
+fn join_keys(mut join: Join, schema: &DFSchema) -> Result<Transformed<LogicalPlan>> {
+    let mut changed = false;
+    let mut on = Vec::with_capacity(join.on.len());
+    for (left, right) in join.on {
+        let left = canonical_if_float(left, schema)?;
+        let right = canonical_if_float(right, schema)?;
+        changed |= left.transformed || right.transformed;
+        on.push((left.data, right.data));
+    }
+    join.on = on;
+    let plan = LogicalPlan::Join(join);
+    Ok(if changed {
+        Transformed::yes(plan)
+    } else {
+        Transformed::no(plan)
+    })
+}
+
+/// Float `PARTITION BY` and `ORDER BY` keys of window functions, canonical.
+fn window_keys(window: Window, schema: &DFSchema) -> Result<Transformed<LogicalPlan>> {
+    let names = NamePreserver::new_for_projection();
+    let mut changed = false;
+    let mut window_expr = Vec::with_capacity(window.window_expr.len());
+    for expr in window.window_expr {
+        let saved = names.save(&expr);
+        let out = expr.transform_up(|e| match e {
+            Expr::WindowFunction(mut f) => {
+                let mut any = false;
+                let keys = std::mem::take(&mut f.params.partition_by);
+                f.params.partition_by = keys
+                    .into_iter()
+                    .map(|key| {
+                        let out = canonical_if_float(key, schema)?;
+                        any |= out.transformed;
+                        Ok(out.data)
+                    })
+                    .collect::<Result<_>>()?;
+                let order = std::mem::take(&mut f.params.order_by);
+                f.params.order_by = order
+                    .into_iter()
+                    .map(|sort| {
+                        let out = canonical_if_float(sort.expr.clone(), schema)?;
+                        any |= out.transformed;
+                        Ok(Sort {
+                            expr: out.data,
+                            ..sort
+                        })
+                    })
+                    .collect::<Result<_>>()?;
+                let out = Expr::WindowFunction(f);
+                Ok(if any {
+                    Transformed::yes(out)
+                } else {
+                    Transformed::no(out)
+                })
+            }
+            other => Ok(Transformed::no(other)),
+        })?;
+        changed |= out.transformed;
+        window_expr.push(if out.transformed {
+            saved.restore(out.data)
+        } else {
+            out.data
+        });
+    }
+    let plan = LogicalPlan::Window(Window::try_new_with_schema(
+        window_expr,
+        window.input,
+        window.schema,
+    )?);
+    Ok(if changed {
+        Transformed::yes(plan)
+    } else {
+        Transformed::no(plan)
+    })
+}
+
+/// `input` with its float columns canonical (same names), for a `DISTINCT` above it or an
+/// `IN` that compares with it.
+fn distinct_input(input: &Arc<LogicalPlan>) -> Result<Transformed<Arc<LogicalPlan>>> {
+    let schema = input.schema();
+    if !schema.fields().iter().any(|f| is_float(f.data_type())) {
+        return Ok(Transformed::no(input.clone()));
+    }
+    let exprs = schema
+        .iter()
+        .map(|(qualifier, field)| {
+            let column = Expr::Column(Column::new(qualifier.cloned(), field.name()));
+            if is_float(field.data_type()) {
+                canonical_of(column).alias_qualified(qualifier.cloned(), field.name())
+            } else {
+                column
+            }
+        })
+        .collect();
+    let projection = Projection::try_new(exprs, input.clone())?;
+    Ok(Transformed::yes(Arc::new(LogicalPlan::Projection(
+        projection,
+    ))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::Float64Array;
+
+    #[test]
+    fn zeros_and_nans_become_one_value_and_the_rest_stays() {
+        let negative_nan = f64::from_bits(f64::NAN.to_bits() | (1 << 63));
+        let input: ArrayRef = Arc::new(Float64Array::from(vec![
+            Some(-0.0),
+            Some(0.0),
+            Some(negative_nan),
+            Some(f64::NAN),
+            None,
+            Some(-1.5),
+            Some(f64::NEG_INFINITY),
+        ]));
+        let out = canonical::<Float64Type>(&input, f64::NAN);
+        let out: &Float64Array = out.as_primitive();
+        let bits: Vec<Option<u64>> = out.iter().map(|v| v.map(f64::to_bits)).collect();
+        assert_eq!(
+            bits,
+            vec![
+                Some(0.0f64.to_bits()),
+                Some(0.0f64.to_bits()),
+                Some(f64::NAN.to_bits()),
+                Some(f64::NAN.to_bits()),
+                None,
+                Some((-1.5f64).to_bits()),
+                Some(f64::NEG_INFINITY.to_bits()),
+            ]
+        );
+    }
+}
