@@ -222,6 +222,32 @@ def test_merge_on_read_deletes_and_files_without_field_ids(conn, iceberg_tables,
     assert got == [{"kind": "c"}, {"kind": "f"}, {"kind": "g"}]
 
 
+def test_filters_with_casts_and_escapes_keep_every_matching_row(conn, iceberg_tables):
+    # Issue 15 cases 8 and 9: a cast around a column was stripped when the filter was pushed
+    # into the Iceberg scan (an internal "Can't convert datum" error, or rows lost), and a
+    # LIKE escape was lost. Only exact translations reach the scan now.
+    out, _ = iceberg_tables
+    writer = sql_catalog(out)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("x", pa.float64()),
+                        pa.field("s", pa.string())])
+    table = writer.create_table("lab.casts", schema=schema)
+    table.append(pa.table({"id": [1, 2, 3], "x": [1.0, 1.00000001, 2.5], "s": ["007", "7", "10"]}, schema=schema))
+    ids = lambda where: [r["id"] for r in query(conn, f"SELECT id FROM iceberg.lab.casts WHERE {where} ORDER BY id").to_pylist()]  # noqa: E731
+    assert ids("CAST(x AS INT) = 1") == [1, 2]
+    assert ids("CAST(s AS BIGINT) = 7") == [1, 2]
+    assert ids("CAST(x AS REAL) = 1") == [1, 2]
+    assert ids("x = 1") == [1]
+    assert ids("s = '7'") == [2]
+    like = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("s", pa.string())])
+    escapes = writer.create_table("lab.escapes", schema=like)
+    escapes.append(pa.table({"id": [1, 2, 3, 4], "s": ["abc%", "abcd", "abc\\x", "abc"]}, schema=like))
+    found = lambda where: [r["id"] for r in query(conn, f"SELECT id FROM iceberg.lab.escapes WHERE {where} ORDER BY id").to_pylist()]  # noqa: E731
+    assert found("s LIKE 'abc\\%'") == [1]
+    assert found("s LIKE 'abc%'") == [1, 2, 3, 4]
+    assert found("s LIKE 'abc_'") == [1, 2]
+    assert found("s NOT LIKE 'abc\\%'") == [2, 3, 4]
+
+
 def test_a_ticket_reads_its_pinned_snapshot_after_the_table_moves_on(conn, iceberg_tables):
     out, _ = iceberg_tables
     writer = sql_catalog(out)
@@ -353,6 +379,33 @@ def test_a_file_outside_the_table_location_is_read_only_under_an_allowed_prefix(
             assert "outside its location" in err and "--iceberg-allowed-prefix" in err, err
     finally:
         server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.mark.parametrize("location_key", [None, "metadata_location"])
+def test_a_catalog_that_sends_metadata_inline_without_a_metadata_location(iceberg_tables, location_key):
+    # Issue 15 case 11: LoadTableResult's `metadata` is required and `metadata-location`
+    # optional (some catalogs spell it metadata_location). Lake reads the inline metadata and
+    # pins the snapshot id, also for snapshots no ref points to.
+    out, expected = iceberg_tables
+    rest = serve(out, 0, "fixtures", "fixtures", TOKEN, None, location_key=location_key)
+    server, data_dir = start_lake({"LAKE_ICEBERG_REST_URI": f"http://127.0.0.1:{rest.server_address[1]}",
+                                   "LAKE_ICEBERG_WAREHOUSE": "fixtures", "LAKE_ICEBERG_TOKEN": TOKEN})
+    try:
+        with flightsql.connect(server.uri, autocommit=True) as c:
+            for snapshot in orders(expected)["snapshots"]:
+                got = query(c, f"SELECT * FROM iceberg.sales.orders VERSION AS OF {snapshot['snapshot_id']}")
+                assert rows(got) == snapshot["rows"], snapshot["what"]
+            latest = orders(expected)["snapshots"][-1]
+            assert rows(query(c, "SELECT * FROM iceberg.sales.orders")) == latest["rows"]
+            # A ticket redeemed after the plan: the pinned snapshot, from the cached metadata.
+            with c.cursor() as cur:
+                partitions, _ = cur.adbc_execute_partitions("SELECT * FROM iceberg.sales.orders")
+                cur.adbc_read_partition(partitions[0])
+                assert rows(cur.fetch_arrow_table()) == latest["rows"]
+    finally:
+        server.stop()
+        rest.shutdown()
         shutil.rmtree(data_dir, ignore_errors=True)
 
 

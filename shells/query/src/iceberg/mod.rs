@@ -51,6 +51,9 @@ use crate::sql::{ICEBERG_CATALOG, split_table_key};
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most bytes of parsed table metadata kept (measured as its JSON size).
 pub const METADATA_CACHE_BYTES: usize = 64 << 20;
+/// How a table's metadata is named when the REST catalog sends it inline without a
+/// `metadata-location`: this prefix and the SHA-256 of the metadata (base64).
+const INLINE_METADATA: &str = "inline-metadata:";
 /// Most table pointers (table → metadata location, ETag) kept.
 const POINTERS_MAX: usize = 10_000;
 /// Deepest namespace nesting followed when listing.
@@ -429,6 +432,11 @@ impl IcebergCatalog {
         if let Some(hit) = self.lock_metadata().get(location) {
             return Ok(hit);
         }
+        if location.starts_with(INLINE_METADATA) {
+            return Err(QueryError::Unavailable(format!(
+                "the Iceberg metadata the REST catalog sent inline ({location}) is no longer cached; plan the query again"
+            )));
+        }
         let metadata = self
             .deadline(
                 || format!("reading Iceberg metadata file {location}"),
@@ -450,6 +458,15 @@ impl IcebergCatalog {
                 },
             )
             .await?;
+        self.cache_metadata(location, metadata)
+    }
+
+    /// Parses and caches `metadata` under `location`.
+    fn cache_metadata(
+        &self,
+        location: &str,
+        metadata: TableMetadata,
+    ) -> Result<Arc<Metadata>, QueryError> {
         // One serialization gives both the cache weight and the refs (`TableMetadata`
         // keeps its refs map private).
         #[derive(Deserialize)]
@@ -502,22 +519,34 @@ impl IcebergCatalog {
                     namespace,
                     table,
                     cached.as_ref().and_then(|p| p.etag.as_deref()),
+                    false,
                 ),
             )
             .await?;
-        match (loaded, cached) {
-            (Loaded::NotModified, Some(pointer)) => Ok(pointer.location),
-            (Loaded::NotModified, None) => Err(QueryError::Execution(format!(
+        // The table's current metadata location and ETag; `None` when not modified.
+        let fresh = match loaded {
+            Loaded::NotModified => None,
+            Loaded::Table {
+                metadata_location: Some(location),
+                etag,
+                ..
+            } => Some((location, etag)),
+            // No metadata file named: the metadata itself, with every snapshot (the
+            // `snapshots=refs` answer leaves out those no ref points to), is the table's
+            // state, cached under a name made from its content.
+            Loaded::Table {
+                metadata_location: None,
+                etag,
+                ..
+            } => Some((self.inline_metadata(namespace, table).await?, etag)),
+        };
+        match (fresh, cached) {
+            (None, Some(pointer)) => Ok(pointer.location),
+            (None, None) => Err(QueryError::Execution(format!(
                 "Iceberg REST catalog at {} answered 304 Not Modified to a request without If-None-Match",
                 self.rest.uri()
             ))),
-            (
-                Loaded::Table {
-                    metadata_location,
-                    etag,
-                },
-                _,
-            ) => {
+            (Some((location, etag)), _) => {
                 let mut pointers = self.pointers.lock().unwrap_or_else(|p| p.into_inner());
                 if pointers.len() >= POINTERS_MAX {
                     pointers.clear();
@@ -525,13 +554,58 @@ impl IcebergCatalog {
                 pointers.insert(
                     key,
                     Pointer {
-                        location: metadata_location.clone(),
+                        location: location.clone(),
                         etag,
                     },
                 );
-                Ok(metadata_location)
+                Ok(location)
             }
         }
+    }
+
+    /// Loads `namespace.table` with every snapshot and caches the metadata the REST
+    /// catalog sends inline; returns the name it is cached under ([`INLINE_METADATA`]).
+    async fn inline_metadata(
+        &self,
+        namespace: &[String],
+        table: &str,
+    ) -> Result<String, QueryError> {
+        let full = self
+            .deadline(
+                || {
+                    format!(
+                        "loading iceberg.{}.{table} with every snapshot",
+                        namespace.join(".")
+                    )
+                },
+                self.rest.load_table(namespace, table, None, true),
+            )
+            .await?;
+        let Loaded::Table {
+            metadata: Some(json),
+            ..
+        } = full
+        else {
+            return Err(QueryError::Unavailable(format!(
+                "the Iceberg REST catalog at {} sent iceberg.{}.{table} without its metadata",
+                self.rest.uri(),
+                namespace.join(".")
+            )));
+        };
+        let bytes = serde_json::to_vec(&json)
+            .map_err(|e| QueryError::Execution(format!("Iceberg metadata of {table}: {e}")))?;
+        let location = format!(
+            "{INLINE_METADATA}{}",
+            crate::ticket::b64(&<sha2::Sha256 as sha2::Digest>::digest(&bytes))
+        );
+        let metadata: TableMetadata = serde_json::from_value(json).map_err(|e| {
+            QueryError::Execution(format!(
+                "the Iceberg REST catalog sent metadata of iceberg.{}.{table} that is not valid table metadata: {e}",
+                namespace.join(".")
+            ))
+        })?;
+        self.cache_metadata(&location, metadata)?;
+        Ok(location)
     }
 
     /// Pins `namespace.key` (a table key after the time-travel rewrite) at planning.
@@ -580,6 +654,34 @@ impl IcebergCatalog {
         })
     }
 
+    /// The metadata `pin` was planned with. Metadata the REST catalog sent inline is not
+    /// in a file: when it is not cached here (another replica planned the query), the
+    /// catalog's current metadata serves if it still lists the pinned snapshot, which never
+    /// changes.
+    async fn pinned_metadata(
+        &self,
+        pin: &IcebergPin,
+        table: &str,
+    ) -> Result<Arc<Metadata>, QueryError> {
+        if !pin.metadata_location.starts_with(INLINE_METADATA) {
+            return self.metadata_at(&pin.metadata_location).await;
+        }
+        if let Some(hit) = self.lock_metadata().get(&pin.metadata_location) {
+            return Ok(hit);
+        }
+        let location = self.current_location(&pin.namespace, table).await?;
+        let metadata = self.metadata_at(&location).await?;
+        match pin.snapshot_id {
+            Some(id) if metadata.metadata.snapshot_by_id(id).is_none() => {
+                Err(QueryError::NotFound(format!(
+                    "iceberg.{}.{table} no longer lists snapshot {id}, which this query was planned at",
+                    pin.namespace.join(".")
+                )))
+            }
+            _ => Ok(metadata),
+        }
+    }
+
     fn table(
         &self,
         pin: &IcebergPin,
@@ -608,9 +710,9 @@ impl IcebergCatalog {
     /// # Errors
     /// The metadata file cannot be read; iceberg-rust refuses the snapshot.
     pub async fn provider(&self, pin: &IcebergPin) -> Result<Arc<dyn TableProvider>, QueryError> {
-        let metadata = self.metadata_at(&pin.metadata_location).await?;
         let (name, _) = split_table_key(&pin.key);
         let (table_name, metadata_table) = MetadataTable::split(&name);
+        let metadata = self.pinned_metadata(pin, table_name).await?;
         let table = self.table(pin, table_name, metadata.metadata.clone())?;
         if let Some(kind) = metadata_table {
             return self.metadata_table(&table, &metadata, kind).await;

@@ -43,10 +43,12 @@ pub enum RestAuth {
 pub enum Loaded {
     /// `304 Not Modified`: the `ETag` sent still holds.
     NotModified,
-    /// The table's current metadata file.
+    /// The table's current metadata.
     Table {
-        /// `metadata-location`.
-        metadata_location: String,
+        /// `metadata-location`, when the catalog names one.
+        metadata_location: Option<String>,
+        /// The metadata itself (JSON), as the response carried it.
+        metadata: Option<serde_json::Value>,
         /// The response's `ETag`, if the server sent one.
         etag: Option<String>,
     },
@@ -97,10 +99,13 @@ struct TablesResponse {
     next_page_token: Option<String>,
 }
 
+/// LoadTableResult (REST spec): `metadata` is required, `metadata-location` optional (and
+/// spelled `metadata_location` by some catalogs).
 #[derive(Deserialize)]
 struct LoadTableResponse {
-    #[serde(rename = "metadata-location")]
+    #[serde(rename = "metadata-location", alias = "metadata_location")]
     metadata_location: Option<String>,
+    metadata: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -446,20 +451,24 @@ impl RestClient {
         Ok(out)
     }
 
-    /// Loads `namespace.table` with `snapshots=refs`, sending `etag` as `If-None-Match`.
+    /// Loads `namespace.table` with `snapshots=refs` (or `all` with `all_snapshots`),
+    /// sending `etag` as `If-None-Match`.
     ///
     /// # Errors
     /// [`QueryError::NotFound`] (`NoSuchTableException`, `NoSuchNamespaceException`);
-    /// transport and server errors; a response without `metadata-location`.
+    /// transport and server errors; a response with neither `metadata-location` nor
+    /// `metadata`.
     pub async fn load_table(
         &self,
         namespace: &[String],
         table: &str,
         etag: Option<&str>,
+        all_snapshots: bool,
     ) -> Result<Loaded, QueryError> {
         let ns = namespace.join("\u{1f}");
         let mut url = self.endpoint(&["namespaces", &ns, "tables", table]).await?;
-        url.query_pairs_mut().append_pair("snapshots", "refs");
+        url.query_pairs_mut()
+            .append_pair("snapshots", if all_snapshots { "all" } else { "refs" });
         let response = self.get(url, etag).await?;
         if response.status() == StatusCode::NOT_MODIFIED {
             return Ok(Loaded::NotModified);
@@ -473,15 +482,16 @@ impl RestClient {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         let body: LoadTableResponse = self.json("load table", response).await?;
-        let metadata_location = body.metadata_location.ok_or_else(|| {
-            QueryError::Unsupported(format!(
-                "Iceberg REST catalog at {} returned table {}.{table} without a metadata-location; Lake reads tables from their metadata file",
+        if body.metadata_location.is_none() && body.metadata.is_none() {
+            return Err(QueryError::Unavailable(format!(
+                "Iceberg REST catalog at {} returned table {}.{table} without its metadata (LoadTableResult needs `metadata`)",
                 self.uri,
                 namespace.join(".")
-            ))
-        })?;
+            )));
+        }
         Ok(Loaded::Table {
-            metadata_location,
+            metadata_location: body.metadata_location,
+            metadata: body.metadata,
             etag,
         })
     }
