@@ -253,20 +253,71 @@ impl LakeClient {
         batches: Vec<RecordBatch>,
         operation_id: &str,
     ) -> Result<AppendResult, SdkError> {
-        let name = TableName::parse(table)?;
         let Some(first) = batches.first() else {
             return Err(SdkError::Arrow("append needs at least one batch".into()));
         };
         let schema = first.schema();
+        let rows = futures::stream::iter(batches.into_iter().map(Ok));
+        self.append_stream(table, schema, rows, operation_id).await
+    }
+
+    /// Appends the batches of `rows` (all of `schema`) to `table` as one commit, streaming
+    /// them: neither this process nor the Query replica holds more than a few batches at a
+    /// time, whatever the total. Idempotent under `operation_id` as [`Self::append`]. An
+    /// error of `rows` ends the append and commits nothing.
+    ///
+    /// # Errors
+    /// As [`Self::append`].
+    pub async fn append_stream(
+        &mut self,
+        table: &str,
+        schema: SchemaRef,
+        rows: impl futures::Stream<Item = Result<RecordBatch, SdkError>> + Send + 'static,
+        operation_id: &str,
+    ) -> Result<AppendResult, SdkError> {
+        self.put_rows(table, schema, rows, operation_id, false)
+            .await
+    }
+
+    /// A `CommandAppend` DoPut of `rows`.
+    async fn put_rows(
+        &mut self,
+        table: &str,
+        schema: SchemaRef,
+        rows: impl futures::Stream<Item = Result<RecordBatch, SdkError>> + Send + 'static,
+        operation_id: &str,
+        create_if_missing: bool,
+    ) -> Result<AppendResult, SdkError> {
+        let name = TableName::parse(table)?;
         let command = CommandAppend {
             namespace: name.namespace,
             table: name.table,
             operation_id: operation_id.to_string(),
+            ends_with_marker: true,
+            create_if_missing,
         };
         let any = prost_types_any(CommandAppend::TYPE_URL, command.encode_to_vec());
-        let metadata = self.put(any, schema, batches).await?;
+        let metadata = self.put_stream(any, schema, rows).await?;
         AppendResult::decode(metadata.as_slice())
             .map_err(|e| SdkError::Arrow(format!("malformed append result: {e}")))
+    }
+
+    /// Writes the batches of `rows` (all of `schema`) to `table` as one version: the
+    /// table's first when it does not exist yet (it is created with `schema`; if the rows
+    /// fail, no table remains), an append otherwise. Streams like [`Self::append_stream`],
+    /// idempotent under `operation_id` like [`Self::append`] (also for the version that
+    /// created the table).
+    ///
+    /// # Errors
+    /// As [`Self::append`]; a type a Lake table cannot store.
+    pub async fn ingest(
+        &mut self,
+        table: &str,
+        schema: SchemaRef,
+        rows: impl futures::Stream<Item = Result<RecordBatch, SdkError>> + Send + 'static,
+        operation_id: &str,
+    ) -> Result<AppendResult, SdkError> {
+        self.put_rows(table, schema, rows, operation_id, true).await
     }
 
     /// Describes `table`: its id, schema and the URI of its managed stage.
@@ -387,21 +438,73 @@ impl LakeClient {
         schema: SchemaRef,
         batches: Vec<RecordBatch>,
     ) -> Result<Vec<u8>, SdkError> {
+        self.put_stream(
+            command,
+            schema,
+            futures::stream::iter(batches.into_iter().map(Ok)),
+        )
+        .await
+    }
+
+    /// A DoPut of `command` with the batches of `rows` sent as they come; returns the first
+    /// result's app metadata.
+    ///
+    /// The rows end with an [`crate::wire::END_OF_ROWS`] message (the command asks the
+    /// server to expect it), and when `rows` fail midway the call is cancelled instead: the
+    /// server sees an upload without its end and commits nothing.
+    async fn put_stream(
+        &mut self,
+        command: Vec<u8>,
+        schema: SchemaRef,
+        rows: impl futures::Stream<Item = Result<RecordBatch, SdkError>> + Send + 'static,
+    ) -> Result<Vec<u8>, SdkError> {
         let descriptor = FlightDescriptor::new_cmd(command);
-        let stream = FlightDataEncoderBuilder::new()
+        let (failed_tx, failed_rx) = tokio::sync::oneshot::channel::<SdkError>();
+        let mut failed_tx = Some(failed_tx);
+        let frames = FlightDataEncoderBuilder::new()
             .with_schema(schema)
             .with_flight_descriptor(Some(descriptor))
-            .build(futures::stream::iter(batches.into_iter().map(Ok)));
-        let mut client = FlightClient::new_from_inner(flight_service(self.channel.clone()));
-        let mut results = client.do_put(stream).await?;
-        let mut metadata = Vec::new();
-        while let Some(result) = results.next().await {
-            let result = result?;
-            if metadata.is_empty() {
-                metadata = result.app_metadata.to_vec();
+            .build(rows.map_err(|e| FlightError::ExternalError(Box::new(e))))
+            .scan((), move |_, frame| {
+                futures::future::ready(match frame {
+                    Ok(frame) => Some(futures::future::Either::Left(futures::stream::once(
+                        futures::future::ready(frame),
+                    ))),
+                    Err(e) => {
+                        // Report the failure and never end the request body.
+                        if let Some(tx) = failed_tx.take() {
+                            let _ = tx.send(match e {
+                                FlightError::ExternalError(e) => match e.downcast::<SdkError>() {
+                                    Ok(e) => *e,
+                                    Err(e) => SdkError::Arrow(e.to_string()),
+                                },
+                                other => SdkError::Arrow(other.to_string()),
+                            });
+                        }
+                        Some(futures::future::Either::Right(futures::stream::pending()))
+                    }
+                })
+            })
+            .flatten()
+            .chain(futures::stream::once(futures::future::ready(
+                crate::wire::end_of_rows(),
+            )));
+        let mut client = flight_service(self.channel.clone());
+        let call = async move {
+            let mut results = client.do_put(frames).await?.into_inner();
+            let mut metadata = Vec::new();
+            while let Some(result) = results.message().await? {
+                if metadata.is_empty() {
+                    metadata = result.app_metadata.to_vec();
+                }
             }
+            Ok::<_, SdkError>(metadata)
+        };
+        tokio::select! {
+            done = call => done,
+            // Dropping the call cancels it.
+            Ok(failure) = failed_rx => Err(failure),
         }
-        Ok(metadata)
     }
 }
 

@@ -18,7 +18,43 @@ pub struct CommandAppend {
     /// version; the same key with another payload is refused.
     #[prost(string, tag = "3")]
     pub operation_id: String,
+    /// The rows end with a [`END_OF_ROWS`] message: a stream that ends without it broke off
+    /// (the client failed or went away) and commits nothing.
+    #[prost(bool, tag = "4")]
+    pub ends_with_marker: bool,
+    /// A table that does not exist is created with the rows' schema, the rows its first
+    /// version (if they fail, no table remains).
+    #[prost(bool, tag = "5")]
+    pub create_if_missing: bool,
 }
+
+/// `app_metadata` of the message (no Arrow payload) that closes the rows of a DoPut whose
+/// command asks for it ([`CommandAppend::ends_with_marker`],
+/// [`INGEST_END_MARKER_OPTION`]): the rows are complete. A transport cannot tell a stream
+/// the client finished from one it abandoned; this message can.
+pub const END_OF_ROWS: &[u8] = b"lake.end_of_rows";
+
+/// The message that closes the rows: [`END_OF_ROWS`] as `app_metadata`, and as its
+/// `data_header` an Arrow IPC message with no header (`MessageHeader::NONE`), which Flight
+/// decoders read as a message without an Arrow payload.
+pub fn end_of_rows() -> arrow_flight::FlightData {
+    let mut builder = flatbuffers::FlatBufferBuilder::new();
+    let mut message = arrow::ipc::MessageBuilder::new(&mut builder);
+    message.add_version(arrow::ipc::MetadataVersion::V5);
+    message.add_header_type(arrow::ipc::MessageHeader::NONE);
+    message.add_bodyLength(0);
+    let root = message.finish();
+    builder.finish(root, None);
+    arrow_flight::FlightData {
+        data_header: builder.finished_data().to_vec().into(),
+        app_metadata: END_OF_ROWS.to_vec().into(),
+        ..Default::default()
+    }
+}
+
+/// Key of the `CommandStatementIngest.options` entry (value `true`) saying the rows end
+/// with an [`END_OF_ROWS`] message.
+pub const INGEST_END_MARKER_OPTION: &str = "lake.end_marker";
 
 impl CommandAppend {
     /// `google.protobuf.Any` type URL of this message.

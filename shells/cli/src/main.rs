@@ -458,24 +458,14 @@ async fn ingest(
     file: &Path,
     operation_id: Option<String>,
 ) -> anyhow::Result<()> {
-    let (schema, batches) = read_file(file)?;
-    let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    let (schema, rows) = open_rows(file)?;
     let mut lake = LakeClient::connect(endpoint).await?;
     let table = table.strip_prefix("lake.").unwrap_or(table).to_string();
-    match lake.create_table(&table, schema).await {
-        Ok(()) => eprintln!("lake: created table lake.{table}"),
-        Err(lake_sdk::SdkError::Server {
-            code: tonic::Code::AlreadyExists,
-            ..
-        }) => {}
-        Err(e) => return Err(e.into()),
-    }
-    let bar = ProgressBar::new(rows as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} rows {msg}")?
-            .progress_chars("=> "),
-    );
-    bar.set_message("appending");
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(ProgressStyle::with_template(
+        "{spinner} {pos} rows sent {msg}",
+    )?);
+    bar.set_message("(streaming; the table changes only when all are in)");
     let operation_id = operation_id.unwrap_or_else(|| {
         format!(
             "ingest-{}-{}",
@@ -485,24 +475,39 @@ async fn ingest(
                 .map_or(0, |d| d.as_nanos())
         )
     });
-    let spin = bar.clone();
-    let ticker = tokio::spawn(async move {
-        loop {
-            spin.tick();
-            tokio::time::sleep(Duration::from_millis(100)).await;
+    // The file is read on a blocking thread, a few batches ahead of the network: memory
+    // stays bounded whatever the file's size.
+    let (sender, receiver) =
+        tokio::sync::mpsc::channel::<Result<RecordBatch, lake_sdk::SdkError>>(4);
+    let reader = tokio::task::spawn_blocking(move || {
+        for batch in rows {
+            let batch =
+                batch.map_err(|e| lake_sdk::SdkError::Arrow(format!("reading the file: {e}")));
+            let failed = batch.is_err();
+            if sender.blocking_send(batch).is_err() || failed {
+                return;
+            }
         }
     });
-    let result = lake.append(&table, batches, &operation_id).await;
-    ticker.abort();
-    let result = result?;
-    bar.set_position(rows as u64);
+    let sent = bar.clone();
+    let stream = futures::StreamExt::inspect(
+        tokio_stream::wrappers::ReceiverStream::new(receiver),
+        move |batch| {
+            if let Ok(batch) = batch {
+                sent.inc(batch.num_rows() as u64);
+            }
+        },
+    );
+    let result = lake.ingest(&table, schema, stream, &operation_id).await;
+    reader.abort();
     bar.finish_and_clear();
+    let result = result?;
     eprintln!(
-        "lake: appended {} rows to lake.{table} as version {}{}",
+        "lake: wrote {} rows to lake.{table} as version {} (one version; operation id {operation_id:?}){}",
         result.rows,
         result.version,
         if result.replayed {
-            " (replay: nothing new written)"
+            "; a replay: nothing new written"
         } else {
             ""
         }
@@ -510,7 +515,10 @@ async fn ingest(
     Ok(())
 }
 
-fn read_file(file: &Path) -> anyhow::Result<(arrow::datatypes::SchemaRef, Vec<RecordBatch>)> {
+/// The rows of a Parquet or CSV (with a header row) file, read in batches.
+type FileRows = Box<dyn Iterator<Item = Result<RecordBatch, arrow::error::ArrowError>> + Send>;
+
+fn open_rows(file: &Path) -> anyhow::Result<(arrow::datatypes::SchemaRef, FileRows)> {
     let extension = file
         .extension()
         .and_then(|e| e.to_str())
@@ -525,8 +533,7 @@ fn read_file(file: &Path) -> anyhow::Result<(arrow::datatypes::SchemaRef, Vec<Re
                     handle,
                 )?;
             let schema = builder.schema().clone();
-            let batches = builder.build()?.collect::<Result<Vec<_>, _>>()?;
-            Ok((schema, batches))
+            Ok((schema, Box::new(builder.build()?)))
         }
         "csv" => {
             let format = arrow::csv::reader::Format::default().with_header(true);
@@ -535,8 +542,7 @@ fn read_file(file: &Path) -> anyhow::Result<(arrow::datatypes::SchemaRef, Vec<Re
             let reader = arrow::csv::ReaderBuilder::new(schema.clone())
                 .with_header(true)
                 .build(handle)?;
-            let batches = reader.collect::<Result<Vec<_>, _>>()?;
-            Ok((schema, batches))
+            Ok((schema, Box::new(reader)))
         }
         other => bail!(
             "cannot ingest {}: unknown extension {other:?}; use .parquet or .csv",

@@ -13,10 +13,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use arrow::array::RecordBatchIterator;
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use async_trait::async_trait;
+use futures::{StreamExt, TryStreamExt};
 use lake_core::{Digest, ManifestRef, TableMeta, TableState};
 use lake_metasrv::MetasrvClient;
 use lake_metasrv::client::Committed;
@@ -117,24 +117,118 @@ impl Datasets {
         self.opened.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Appends `batches` (all of `schema`, which must be the table's) to `meta`'s dataset as
-    /// one new version, committed through Metasrv. With `operation` (id, payload digest) the
-    /// append is idempotent: if the id already committed the same payload, its version is
-    /// returned with `replayed = true` and nothing is written.
+    /// Appends `rows` (every batch of `schema`, the table's) to `meta`'s dataset as one new
+    /// version, committed through Metasrv, and returns it with the number of rows. The rows
+    /// stream into Lance's data files as they arrive (memory stays bounded whatever the
+    /// size) while their payload digest (SHA-256 of their Arrow IPC stream) is computed.
+    /// With `operation_id` the append is idempotent: if the id already committed the same
+    /// payload, its version is returned with `replayed = true` and nothing is written (the
+    /// rows are read, to compare digests). An append of no rows to a table that has a
+    /// version commits nothing; the first version of a table is committed even empty.
     ///
     /// # Errors
     /// [`QueryError::Conflict`] when the id was used with another payload;
-    /// [`QueryError::NotFound`] when the table was dropped; [`QueryError::Lance`] otherwise.
+    /// [`QueryError::NotFound`] when the table was dropped; an error of `rows`;
+    /// [`QueryError::Aborted`] past the retry budget; [`QueryError::OutcomeUnknown`] when
+    /// Metasrv never gave a definite answer; [`QueryError::Lance`] otherwise.
     pub async fn append(
         &self,
         meta: &TableMeta,
         schema: SchemaRef,
-        batches: Vec<RecordBatch>,
-        operation: Option<(String, Digest)>,
-    ) -> Result<Committed, QueryError> {
+        rows: RowStream,
+        operation_id: Option<String>,
+    ) -> Result<(Committed, u64), QueryError> {
+        let table = format!("{}.{}", meta.namespace, meta.name);
+        // Authoritative read: the replay check and the base version come from Metasrv.
+        let mut description = self.describe(meta).await?;
+        if let Some(id) = &operation_id
+            && let Some(record) = description
+                .versions
+                .iter()
+                .find(|v| v.operation_id.as_deref() == Some(id.as_str()))
+        {
+            // Committed before: the same rows make a replay.
+            let (digest, count) = PayloadDigest::of(&schema, rows).await?;
+            return replay(&table, id, record, digest, description.revision).map(|c| (c, count));
+        }
+        let latest = description.versions.last().map_or(0, |v| v.version);
+        // Data files once. Append mode: Lance creates the dataset (an Overwrite of nothing)
+        // when there is none, and appends when another writer created it meanwhile.
+        let digest = Arc::new(Mutex::new(PayloadDigest::new(&schema)?));
+        let counted = digest.clone();
+        // The rows' own error (a refused batch, a client that broke off) is what the append
+        // fails with, not Lance's wrapping of it.
+        let failure: Arc<Mutex<Option<QueryError>>> = Arc::default();
+        let failed = failure.clone();
+        let stream = rows
+            .try_filter(|batch| futures::future::ready(batch.num_rows() > 0))
+            .and_then(move |batch| {
+                let hashed = counted
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .write(&batch)
+                    .map(|()| batch);
+                futures::future::ready(hashed)
+            })
+            .map_err(move |e| {
+                let message = e.to_string();
+                failed
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get_or_insert(e);
+                datafusion::error::DataFusionError::Execution(message)
+            });
+        let source: datafusion::execution::SendableRecordBatchStream = Box::pin(
+            datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+                schema.clone(),
+                stream,
+            ),
+        );
+        let uri = self.uri(meta);
+        let params = WriteParams {
+            mode: WriteMode::Append,
+            session: Some(self.session.clone()),
+            commit_handler: Some(Arc::new(ExternalManifestCommitHandler {
+                external_manifest_store: Arc::new(PinnedManifests {
+                    table: Arc::new(TableState {
+                        meta: description.meta.clone(),
+                        versions: description.versions.clone(),
+                        operations: Default::default(),
+                    }),
+                    metasrv: self.metasrv.clone(),
+                }),
+            })),
+            ..WriteParams::default()
+        };
+        let written = InsertBuilder::new(uri.as_str())
+            .with_params(&params)
+            .execute_uncommitted_stream(source)
+            .await
+            .map_err(|e| {
+                failure
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take()
+                    .unwrap_or_else(|| classify(meta, e))
+            })?;
+        let (digest, count) = Arc::try_unwrap(digest)
+            .map_err(|_| QueryError::Execution("payload digest still shared".into()))?
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .finish()?;
+        if count == 0 && latest > 0 {
+            // Nothing to add: no new version.
+            return Ok((
+                Committed {
+                    version: latest,
+                    replayed: false,
+                    revision: description.revision,
+                },
+                0,
+            ));
+        }
+        let operation = operation_id.map(|id| (id, digest));
         let mut last_error = None;
-        // The append's data files and transaction, written at the first attempt.
-        let mut written: Option<Transaction> = None;
         for attempt in 0..APPEND_ATTEMPTS_MAX {
             if attempt > 0 {
                 // Lost the compare-and-swap: a short random pause, so that contending
@@ -142,106 +236,40 @@ impl Datasets {
                 // cheap; it is not an object-store race).
                 let pause = rand::random::<u64>() % APPEND_PAUSE_MAX_MS.min(20 * attempt as u64);
                 tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+                description = self.describe(meta).await?;
             }
-            // Authoritative read: the replay check and Lance's base version come from Metasrv.
-            let description = self
-                .metasrv
-                .describe_table(&meta.namespace, &meta.name)
-                .await?;
-            if description.meta.id != meta.id {
-                return Err(QueryError::NotFound(format!(
-                    "table {}.{} was dropped (and recreated) while this append was planned",
-                    meta.namespace, meta.name
-                )));
-            }
-            if let Some((operation_id, digest)) = &operation
+            if let Some((id, digest)) = &operation
                 && let Some(record) = description
                     .versions
                     .iter()
-                    .find(|v| v.operation_id.as_deref() == Some(operation_id.as_str()))
+                    .find(|v| v.operation_id.as_deref() == Some(id.as_str()))
             {
-                if record.digest.as_ref() == Some(digest) {
-                    return Ok(Committed {
-                        version: record.version,
-                        replayed: true,
-                        revision: description.revision,
-                    });
-                }
-                return Err(QueryError::Conflict(format!(
-                    "operation id {operation_id:?} already committed version {} of {}.{} with a different payload",
-                    record.version, meta.namespace, meta.name
-                )));
+                return replay(&table, id, record, *digest, description.revision)
+                    .map(|c| (c, count));
             }
             let latest = description.versions.last().map_or(0, |v| v.version);
-            if latest > 0 && batches.iter().all(|b| b.num_rows() == 0) {
-                // Nothing to add: no new version.
-                return Ok(Committed {
-                    version: latest,
-                    replayed: false,
-                    revision: description.revision,
-                });
-            }
-            let store = Arc::new(MetasrvManifests {
-                metasrv: self.metasrv.clone(),
-                meta: meta.clone(),
-                operation: operation.clone(),
-                first_version_only: latest == 0,
-                committed: Mutex::new(None),
-                unknown: Mutex::new(None),
-            });
-            let handler = Arc::new(ExternalManifestCommitHandler {
-                external_manifest_store: store.clone(),
-            });
-            let uri = self.uri(meta);
-            // Data files once, at the first attempt: the dataset's first version when the
-            // table has none yet (an Overwrite of an empty dataset), an append otherwise.
-            let transaction = match &written {
-                Some(t) => t.clone(),
-                None => {
-                    let params = WriteParams {
-                        mode: if latest == 0 {
-                            WriteMode::Create
-                        } else {
-                            WriteMode::Append
-                        },
-                        commit_handler: Some(handler.clone()),
-                        session: Some(self.session.clone()),
-                        ..WriteParams::default()
-                    };
-                    let rows = RecordBatchIterator::new(
-                        batches.clone().into_iter().map(Ok),
-                        schema.clone(),
-                    );
-                    match InsertBuilder::new(uri.as_str())
-                        .with_params(&params)
-                        .execute_uncommitted_stream(rows)
-                        .await
-                    {
-                        Ok(t) => {
-                            written = Some(t.clone());
-                            t
-                        }
-                        // Another writer created the dataset after Metasrv's answer above.
-                        Err(e) if is_commit_conflict(&e) => {
-                            last_error = Some(e);
-                            continue;
-                        }
-                        Err(e) => return Err(classify(meta, e)),
-                    }
-                }
-            };
             // Another writer created the dataset since these files were written: the same
             // files become an append (Lance checks that they hold every column of the
             // dataset's schema, by field id).
             let transaction = if latest > 0 {
-                as_append(transaction, latest)
+                as_append(written.clone(), latest)
             } else {
-                transaction
+                written.clone()
             };
+            let store = Arc::new(MetasrvManifests {
+                metasrv: self.metasrv.clone(),
+                meta: meta.clone(),
+                operation: operation.clone(),
+                first_version_only: matches!(transaction.operation, Operation::Overwrite { .. }),
+                committed: Mutex::new(None),
+                unknown: Mutex::new(None),
+            });
             // Commit: Lance rebases an append onto whatever version is latest now; a first
             // version commits only as version 1 ([`MetasrvManifests::first_version_only`]).
             let result = CommitBuilder::new(uri.as_str())
-                .with_commit_handler(handler)
+                .with_commit_handler(Arc::new(ExternalManifestCommitHandler {
+                    external_manifest_store: store.clone(),
+                }))
                 .with_session(self.session.clone())
                 .with_max_retries(1)
                 .execute(transaction)
@@ -254,17 +282,20 @@ impl Datasets {
                 .unwrap_or_else(|p| p.into_inner())
                 .take();
             match (result, committed) {
-                (Ok(_), Some(c)) => return Ok(c),
+                (Ok(_), Some(c)) => return Ok((c, count)),
                 (Ok(_), None) => {
-                    return Err(QueryError::Timeout(format!(
-                        "the commit to {}.{} has an unknown outcome ({}); retry with the same operation id, which never appends twice",
-                        meta.namespace,
-                        meta.name,
-                        unknown.unwrap_or_else(|| "metasrv never acknowledged it".into())
+                    return Err(QueryError::OutcomeUnknown(format!(
+                        "the commit to {table} may or may not have happened ({}); sending the same request again is safe: {}",
+                        unknown.unwrap_or_else(|| "metasrv never acknowledged it".into()),
+                        operation.as_ref().map_or_else(
+                            || "this append carries no operation id, so check the table first"
+                                .to_string(),
+                            |(id, _)| format!("under operation id {id:?} it never appends twice")
+                        )
                     )));
                 }
                 // The CAS said another writer with our operation id got there first.
-                (Err(_), Some(c)) if c.replayed => return Ok(c),
+                (Err(_), Some(c)) if c.replayed => return Ok((c, count)),
                 (Err(e), _) if is_commit_conflict(&e) => {
                     tracing::debug!(error = %e, "append lost the compare-and-swap; re-reading the table");
                     last_error = Some(e);
@@ -273,18 +304,134 @@ impl Datasets {
             }
         }
         if let Some(e) = last_error {
-            tracing::warn!(error = %e, table = %format!("{}.{}", meta.namespace, meta.name), "append gave up after losing the commit race {APPEND_ATTEMPTS_MAX} times");
+            tracing::warn!(error = %e, table = %table, "append gave up after losing the commit race {APPEND_ATTEMPTS_MAX} times");
         }
         Err(QueryError::Aborted(format!(
-            "the append to {}.{} lost the commit race to other writers {APPEND_ATTEMPTS_MAX} times and committed nothing; retrying it is safe{}",
-            meta.namespace,
-            meta.name,
+            "the append to {table} lost the commit race to other writers {APPEND_ATTEMPTS_MAX} times and committed nothing; retrying it is safe{}",
             operation
                 .as_ref()
                 .map_or_else(String::new, |(id, _)| format!(
                     " (under operation id {id:?} a retry never appends twice)"
                 ))
         )))
+    }
+
+    /// Metasrv's description of `meta`'s table, which must still be the same table.
+    async fn describe(
+        &self,
+        meta: &TableMeta,
+    ) -> Result<lake_metasrv::client::TableDescription, QueryError> {
+        let description = self
+            .metasrv
+            .describe_table(&meta.namespace, &meta.name)
+            .await?;
+        if description.meta.id != meta.id {
+            return Err(QueryError::NotFound(format!(
+                "table {}.{} was dropped (and recreated) while this append was planned",
+                meta.namespace, meta.name
+            )));
+        }
+        Ok(description)
+    }
+}
+
+/// The rows of an append: batches of the table's schema, or the error that ends them.
+pub type RowStream = std::pin::Pin<
+    Box<dyn futures::Stream<Item = Result<RecordBatch, QueryError>> + Send + 'static>,
+>;
+
+/// The answer to an append whose operation id `id` already committed `record`: a replay
+/// when `digest` is the payload it committed, a conflict otherwise.
+fn replay(
+    table: &str,
+    id: &str,
+    record: &lake_core::VersionRecord,
+    digest: Digest,
+    revision: u64,
+) -> Result<Committed, QueryError> {
+    if record.digest.as_ref() == Some(&digest) {
+        return Ok(Committed {
+            version: record.version,
+            replayed: true,
+            revision,
+        });
+    }
+    Err(QueryError::Conflict(format!(
+        "operation id {id:?} already committed version {} of {table} with a different payload",
+        record.version
+    )))
+}
+
+/// SHA-256 over the Arrow IPC stream of an append's batches (schema message, then each
+/// batch): the payload digest that makes an operation id's replay recognizable, computed
+/// as the batches pass.
+pub struct PayloadDigest {
+    writer: arrow::ipc::writer::StreamWriter<HashWriter>,
+    rows: u64,
+}
+
+/// An `io::Write` into a SHA-256.
+struct HashWriter(sha2::Sha256);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        sha2::Digest::update(&mut self.0, bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl PayloadDigest {
+    /// A digest of batches of `schema`.
+    ///
+    /// # Errors
+    /// [`QueryError::InvalidArgument`] when Arrow cannot encode the schema.
+    pub fn new(schema: &SchemaRef) -> Result<Self, QueryError> {
+        Ok(Self {
+            writer: arrow::ipc::writer::StreamWriter::try_new(
+                HashWriter(<sha2::Sha256 as sha2::Digest>::new()),
+                schema,
+            )?,
+            rows: 0,
+        })
+    }
+
+    /// Adds `batch`.
+    ///
+    /// # Errors
+    /// [`QueryError::InvalidArgument`] when Arrow cannot encode it.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), QueryError> {
+        self.rows += batch.num_rows() as u64;
+        Ok(self.writer.write(batch)?)
+    }
+
+    /// The digest and the number of rows.
+    ///
+    /// # Errors
+    /// [`QueryError::InvalidArgument`] when Arrow cannot finish the stream.
+    pub fn finish(mut self) -> Result<(Digest, u64), QueryError> {
+        self.writer.finish()?;
+        let HashWriter(hasher) = self.writer.into_inner()?;
+        Ok((sha2::Digest::finalize(hasher).into(), self.rows))
+    }
+
+    /// The digest and row count of all of `rows` (batches with rows only, as an append
+    /// writes them).
+    ///
+    /// # Errors
+    /// The first error of `rows`, or Arrow's.
+    pub async fn of(schema: &SchemaRef, mut rows: RowStream) -> Result<(Digest, u64), QueryError> {
+        let mut digest = Self::new(schema)?;
+        while let Some(batch) = rows.next().await {
+            let batch = batch?;
+            if batch.num_rows() > 0 {
+                digest.write(&batch)?;
+            }
+        }
+        digest.finish()
     }
 }
 

@@ -25,14 +25,13 @@ use datafusion::logical_expr::{DdlStatement, DmlStatement, LogicalPlan, WriteOp}
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::{StreamExt, TryStreamExt};
-use lake_core::{Digest, Registry, TableMeta, TableState, TimeTravel, resolve_version};
+use lake_core::{Registry, TableMeta, TableState, TimeTravel, resolve_version};
 use lake_metasrv::MetasrvClient;
 use lake_metasrv::client::Committed;
-use sha2::{Digest as _, Sha256};
 
 use crate::QueryError;
 use crate::catalog::Catalog;
-use crate::dataset::Datasets;
+use crate::dataset::{Datasets, RowStream};
 use crate::iceberg::{IcebergCatalog, IcebergConfig, IcebergPin};
 use crate::scan::LanceTable;
 use crate::sql::{self, DEFAULT_NAMESPACE, ICEBERG_CATALOG, LAKE_CATALOG, ParsedStatement};
@@ -186,21 +185,6 @@ pub fn batches_from_ipc(bytes: &[u8]) -> Result<(SchemaRef, Vec<RecordBatch>), Q
     Ok((schema, batches))
 }
 
-/// SHA-256 over the Arrow IPC stream of `batches`: the payload digest of an append.
-///
-/// # Errors
-/// [`QueryError::InvalidArgument`].
-pub fn payload_digest(schema: &Schema, batches: &[RecordBatch]) -> Result<Digest, QueryError> {
-    let mut hasher = Sha256::new();
-    let mut writer = StreamWriter::try_new(&mut hasher, schema)?;
-    for batch in batches {
-        writer.write(batch)?;
-    }
-    writer.finish()?;
-    drop(writer);
-    Ok(hasher.finalize().into())
-}
-
 /// The schema a new table gets from a requested one: each column's [`storage_type`]; time
 /// zones stay as written (Lance 14 stores `+08:00`); schema-level metadata is dropped.
 ///
@@ -249,16 +233,17 @@ pub fn table_schema(requested: SchemaRef) -> Result<SchemaRef, QueryError> {
     Ok(Arc::new(Schema::new(fields)))
 }
 
-/// Checks that `batches` fit `table` (same column names and types, in order; non-nullable
-/// columns without nulls) and rebinds them to the table's schema.
+/// Checks that `batch` fits `table` (same column names and types, in order, where a type
+/// may come in an equivalent layout ([`stores_as`]); non-nullable columns without nulls)
+/// and rebinds it to the table's schema.
 ///
 /// # Errors
 /// [`QueryError::InvalidArgument`] naming both schemas.
-pub fn conform(
+pub fn conform_batch(
     table: &str,
     schema: &SchemaRef,
-    batches: Vec<RecordBatch>,
-) -> Result<Vec<RecordBatch>, QueryError> {
+    batch: RecordBatch,
+) -> Result<RecordBatch, QueryError> {
     let describe = |s: &Schema| {
         s.fields()
             .iter()
@@ -266,45 +251,40 @@ pub fn conform(
             .collect::<Vec<_>>()
             .join(", ")
     };
-    batches
-        .into_iter()
-        .map(|batch| {
-            let got = batch.schema();
-            let fits =
-                got.fields().len() == schema.fields().len()
-                    && got.fields().iter().zip(schema.fields()).all(|(g, w)| {
-                        g.name() == w.name() && stores_as(g.data_type(), w.data_type())
-                    });
-            if !fits {
-                return Err(QueryError::InvalidArgument(format!(
-                    "schema mismatch: table {table} has columns ({}); the rows have ({})",
-                    describe(schema),
-                    describe(&got)
-                )));
+    let got = batch.schema();
+    let fits = got.fields().len() == schema.fields().len()
+        && got
+            .fields()
+            .iter()
+            .zip(schema.fields())
+            .all(|(g, w)| g.name() == w.name() && stores_as(g.data_type(), w.data_type()));
+    if !fits {
+        return Err(QueryError::InvalidArgument(format!(
+            "schema mismatch: table {table} has columns ({}); the rows have ({})",
+            describe(schema),
+            describe(&got)
+        )));
+    }
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(column, field)| {
+            if column.data_type() == field.data_type() {
+                Ok(column.clone())
+            } else {
+                // An equivalent layout ([`stores_as`]): the values stay; a value the table's
+                // layout cannot hold (over 2 GiB of strings) is an error.
+                let options = arrow::compute::CastOptions {
+                    safe: false,
+                    ..Default::default()
+                };
+                arrow::compute::cast_with_options(column, field.data_type(), &options)
             }
-            let columns = batch
-                .columns()
-                .iter()
-                .zip(schema.fields())
-                .map(|(column, field)| {
-                    if column.data_type() == field.data_type() {
-                        Ok(column.clone())
-                    } else {
-                        // An equivalent layout ([`stores_as`]): the values stay; a value the
-                        // table's layout cannot hold (over 2 GiB of strings) is an error.
-                        let options = arrow::compute::CastOptions {
-                            safe: false,
-                            ..Default::default()
-                        };
-                        arrow::compute::cast_with_options(column, field.data_type(), &options)
-                    }
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            RecordBatch::try_new(schema.clone(), columns).map_err(|e| {
-                QueryError::InvalidArgument(format!("rows do not fit table {table}: {e}"))
-            })
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    RecordBatch::try_new(schema.clone(), columns)
+        .map_err(|e| QueryError::InvalidArgument(format!("rows do not fit table {table}: {e}")))
 }
 
 /// Casts `batch` column by column to `schema` (same arity), as SQL assignment does.
@@ -401,7 +381,7 @@ enum Bind {
 /// * a timestamp of the same unit with another spelling of its zone (the instants are UTC
 ///   either way).
 ///
-/// [`conform`] casts such columns to the table's type.
+/// [`conform_batch`] casts such columns to the table's type.
 fn stores_as(given: &DataType, table: &DataType) -> bool {
     use DataType::*;
     let string = |t: &DataType| matches!(t, Utf8 | LargeUtf8 | Utf8View);
@@ -588,15 +568,15 @@ impl Engine {
         })
     }
 
-    /// Refuses rows whose FILE values are not on `meta`'s stage as they say: each value's
-    /// URI must be the stage's object for its sha256, and that object must exist with its
-    /// size (one HEAD per distinct value, 16 at a time; no object bytes are read).
-    async fn check_files(
+    /// The FILE check of rows written to `meta` (of `schema`), if it has FILE columns.
+    ///
+    /// # Errors
+    /// [`QueryError::Execution`] when the table's stage URI does not open.
+    fn file_check(
         &self,
         meta: &TableMeta,
         schema: &Schema,
-        batches: &[RecordBatch],
-    ) -> Result<(), QueryError> {
+    ) -> Result<Option<Arc<FileCheck>>, QueryError> {
         let columns: Vec<(usize, String)> = schema
             .fields()
             .iter()
@@ -605,54 +585,45 @@ impl Engine {
             .map(|(i, f)| (i, f.name().clone()))
             .collect();
         if columns.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let table = format!("{LAKE_CATALOG}.{}.{}", meta.namespace, meta.name);
-        let refused = |column: &str, e: &dyn std::fmt::Display| {
-            QueryError::InvalidArgument(format!("append to {table} refused: column {column}: {e}"))
-        };
-        // One check per distinct (uri, size, sha256).
-        let mut files: BTreeMap<(String, u64, String), (lake_sdk::FileRef, String)> =
-            BTreeMap::new();
-        for batch in batches {
-            for (index, name) in &columns {
-                let values = lake_sdk::file::file_refs(batch.column(*index).as_ref())
-                    .map_err(|e| refused(name, &e))?;
-                for file in values.into_iter().flatten() {
-                    file.validate().map_err(|e| refused(name, &e))?;
-                    files
-                        .entry((file.uri.clone(), file.size, file.sha256.clone()))
-                        .or_insert_with(|| (file, name.clone()));
-                }
-            }
-        }
-        if files.is_empty() {
-            return Ok(());
-        }
         let stage = lake_sdk::Stage::open(&self.stage_uri(meta))
             .map_err(|e| QueryError::Execution(format!("stage of {table}: {e}")))?;
-        let checks: Vec<_> = files
-            .into_values()
-            .map(|(file, column)| {
-                let stage = stage.clone();
-                let table = table.clone();
+        Ok(Some(Arc::new(FileCheck {
+            table,
+            columns,
+            stage,
+        })))
+    }
+
+    /// `rows` as written to `meta` (whose schema is `schema`): each batch conformed to the
+    /// table ([`conform_batch`]) and its FILE values checked ([`FileCheck`]) as it passes.
+    ///
+    /// # Errors
+    /// As [`Self::file_check`].
+    fn table_rows(
+        &self,
+        meta: &TableMeta,
+        schema: &SchemaRef,
+        rows: RowStream,
+    ) -> Result<RowStream, QueryError> {
+        let table = format!("{}.{}", meta.namespace, meta.name);
+        let schema = schema.clone();
+        let files = self.file_check(meta, &schema)?;
+        Ok(rows
+            .and_then(move |batch| {
+                let conformed = conform_batch(&table, &schema, batch);
+                let files = files.clone();
                 async move {
-                    stage.check(&file).await.map_err(|e| match e {
-                        lake_sdk::SdkError::Storage { .. } => {
-                            QueryError::Execution(format!("checking FILE values of {table}: {e}"))
-                        }
-                        other => QueryError::InvalidArgument(format!(
-                            "append to {table} refused: column {column}: {other}"
-                        )),
-                    })
+                    let batch = conformed?;
+                    if let Some(files) = files {
+                        files.check(&batch).await?;
+                    }
+                    Ok(batch)
                 }
             })
-            .collect();
-        futures::stream::iter(checks)
-            .buffer_unordered(16)
-            .try_collect::<Vec<()>>()
-            .await?;
-        Ok(())
+            .boxed())
     }
 
     /// The replica's catalog cache.
@@ -854,7 +825,7 @@ impl Engine {
             rows.into_iter().map(Bind::Values).collect()
         };
         let mut count = 0i64;
-        let mut insert: Option<(TableMeta, Vec<RecordBatch>)> = None;
+        let mut insert: Option<(TableMeta, Vec<RowStream>)> = None;
         for bind in binds {
             let (ctx, plan, _, _) = self.plan(sql_text, None, bind).await?;
             match plan {
@@ -864,13 +835,16 @@ impl Engine {
                     input,
                     ..
                 }) => {
-                    let (meta, batches) = self.insert_rows(&ctx, &table_name, &input).await?;
+                    let (meta, rows) = self.insert_rows(&ctx, &table_name, &input).await?;
                     match &mut insert {
-                        Some((_, all)) => all.extend(batches),
-                        None => insert = Some((meta, batches)),
+                        Some((_, all)) => all.push(rows),
+                        None => insert = Some((meta, vec![rows])),
                     }
                 }
-                LogicalPlan::Ddl(ddl) => self.execute_ddl(&ctx, ddl).await?,
+                LogicalPlan::Ddl(ddl) => {
+                    let rows = self.execute_ddl(&ctx, ddl).await?;
+                    count += i64::try_from(rows).unwrap_or(i64::MAX);
+                }
                 LogicalPlan::Dml(DmlStatement { op, .. }) => {
                     return Err(QueryError::Unsupported(format!(
                         "{op} on Lake tables; Lake tables take INSERT INTO … VALUES / SELECT and appends"
@@ -889,21 +863,23 @@ impl Engine {
                 }
             }
         }
-        if let Some((meta, batches)) = insert {
-            let (_, rows) = self.append(&meta, batches, Some(operation_id)).await?;
+        if let Some((meta, streams)) = insert {
+            let rows = futures::stream::iter(streams).flatten().boxed();
+            let (_, rows) = self.append(&meta, rows, Some(operation_id)).await?;
             count += i64::try_from(rows).unwrap_or(i64::MAX);
         }
         Ok(count)
     }
 
-    /// Evaluates an INSERT's input and casts it to the target table's columns, as SQL
-    /// assignment does (by position; a value that does not convert is an error, not NULL).
+    /// An INSERT's rows as they are computed, each batch cast to the target table's
+    /// columns as SQL assignment does (by position; a value that does not convert is an
+    /// error, not NULL).
     async fn insert_rows(
         &self,
         ctx: &SessionContext,
         table_name: &datafusion::sql::TableReference,
         input: &LogicalPlan,
-    ) -> Result<(TableMeta, Vec<RecordBatch>), QueryError> {
+    ) -> Result<(TableMeta, RowStream), QueryError> {
         let (namespace, key) = sql::lake_table(table_name)
             .ok_or_else(|| QueryError::Unsupported(format!("cannot insert into {table_name}")))?;
         let (name, spec) = sql::split_table_key(&key);
@@ -913,17 +889,15 @@ impl Engine {
             ));
         }
         let meta = self.table_meta(&namespace, &name)?;
-        let batches = ctx
+        let schema = Arc::new(schema_from_ipc(&meta.schema_ipc)?);
+        let rows = ctx
             .execute_logical_plan(input.clone())
             .await?
-            .collect()
-            .await?;
-        let schema = Arc::new(schema_from_ipc(&meta.schema_ipc)?);
-        let batches = batches
-            .iter()
-            .map(|b| cast_batch(b, &schema))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok((meta, batches))
+            .execute_stream()
+            .await?
+            .map(move |batch| cast_batch(&batch?, &schema))
+            .boxed();
+        Ok((meta, rows))
     }
 
     /// Plans one statement (GetFlightInfo): a read is planned at pinned versions; a write
@@ -1140,16 +1114,22 @@ impl Engine {
         .await
     }
 
-    async fn execute_ddl(&self, ctx: &SessionContext, ddl: DdlStatement) -> Result<(), QueryError> {
+    /// Executes a DDL statement; returns the rows it wrote (those of CREATE TABLE … AS
+    /// SELECT; 0 otherwise).
+    async fn execute_ddl(
+        &self,
+        ctx: &SessionContext,
+        ddl: DdlStatement,
+    ) -> Result<u64, QueryError> {
         match ddl {
             DdlStatement::CreateCatalogSchema(create) => {
                 let namespace = namespace_of(&create.schema_name)?;
                 match self.metasrv.create_namespace(&namespace).await {
                     Ok(revision) => {
                         self.await_revision(revision).await;
-                        Ok(())
+                        Ok(0)
                     }
-                    Err(e) if e.is_already_exists() && create.if_not_exists => Ok(()),
+                    Err(e) if e.is_already_exists() && create.if_not_exists => Ok(0),
                     Err(e) => Err(e.into()),
                 }
             }
@@ -1163,9 +1143,9 @@ impl Engine {
                 match self.metasrv.drop_namespace(&namespace).await {
                     Ok(revision) => {
                         self.await_revision(revision).await;
-                        Ok(())
+                        Ok(0)
                     }
-                    Err(e) if e.is_not_found() && drop.if_exists => Ok(()),
+                    Err(e) if e.is_not_found() && drop.if_exists => Ok(0),
                     Err(e) => Err(e.into()),
                 }
             }
@@ -1183,22 +1163,26 @@ impl Engine {
                 })?;
                 // Columns declared FILE plan as the FILE storage struct: mark them FILE.
                 let schema = crate::files::mark_file_columns(create.input.schema().as_arrow())?;
-                let rows = match create.input.as_ref() {
-                    LogicalPlan::EmptyRelation(_) => Vec::new(),
-                    input => {
-                        ctx.execute_logical_plan(input.clone())
-                            .await?
-                            .collect()
-                            .await?
-                    }
+                let rows: RowStream = match create.input.as_ref() {
+                    LogicalPlan::EmptyRelation(_) => futures::stream::empty().boxed(),
+                    input => ctx
+                        .execute_logical_plan(input.clone())
+                        .await?
+                        .execute_stream()
+                        .await?
+                        .map_err(QueryError::from)
+                        .boxed(),
                 };
-                match self.create_table(&namespace, &name, schema, rows).await {
+                match self
+                    .create_table(&namespace, &name, schema, rows, None)
+                    .await
+                {
                     Err(QueryError::Metasrv(e))
                         if e.is_already_exists() && create.if_not_exists =>
                     {
-                        Ok(())
+                        Ok(0)
                     }
-                    other => other.map(|_| ()),
+                    other => other.map(|(_, _, rows)| rows),
                 }
             }
             DdlStatement::DropTable(drop) => {
@@ -1207,9 +1191,9 @@ impl Engine {
                 match self.metasrv.drop_table(&namespace, &name).await {
                     Ok(revision) => {
                         self.await_revision(revision).await;
-                        Ok(())
+                        Ok(0)
                     }
-                    Err(e) if e.is_not_found() && drop.if_exists => Ok(()),
+                    Err(e) if e.is_not_found() && drop.if_exists => Ok(0),
                     Err(e) => Err(e.into()),
                 }
             }
@@ -1245,41 +1229,44 @@ impl Engine {
     }
 
     /// Creates `namespace.name` with `schema` and writes `rows` (possibly none) as its
-    /// first version. Returns the table and the revision of the last change.
+    /// first version, streaming them into Lance, under `operation_id` if given (a later
+    /// append of the same rows under that id is a replay of this version). Returns the table,
+    /// the commit of its first version and the number of rows. If the rows fail (a bad
+    /// batch, a client that went away) or Lance refuses them, the table is dropped again:
+    /// no half-made table remains.
     ///
     /// # Errors
-    /// Metasrv's refusal (namespace missing, table exists, bad name) or Lance's failure.
+    /// Metasrv's refusal (namespace missing, table exists, bad name), a type the table
+    /// cannot store, the rows' error, or Lance's failure.
     pub async fn create_table(
         &self,
         namespace: &str,
         name: &str,
         schema: SchemaRef,
-        rows: Vec<RecordBatch>,
-    ) -> Result<(TableMeta, u64), QueryError> {
+        rows: RowStream,
+        operation_id: Option<String>,
+    ) -> Result<(TableMeta, Committed, u64), QueryError> {
         for (kind, value) in [("namespace", namespace), ("table", name)] {
             lake_core::registry::validate_name(kind, value)
                 .map_err(|e| QueryError::InvalidArgument(e.to_string()))?;
         }
         let schema = table_schema(schema)?;
-        let rows = conform(&format!("{namespace}.{name}"), &schema, rows)?;
         let (meta, revision) = self
             .metasrv
             .create_table(namespace, name, schema_to_ipc(&schema)?)
             .await?;
         // FILE values in the first rows (CREATE TABLE … AS SELECT, ingest) must be on the
         // new table's stage, so only content already uploaded there can be referenced.
-        if let Err(e) = self.check_files(&meta, &schema, &rows).await {
-            if !rows.is_empty()
-                && let Err(undo) = self.metasrv.drop_table(namespace, name).await
-            {
-                tracing::warn!(error = %undo, table = %format!("{namespace}.{name}"), "could not drop a table whose first rows were refused");
+        let written = match self.table_rows(&meta, &schema, rows) {
+            Ok(rows) => {
+                self.datasets
+                    .append(&meta, schema, rows, operation_id)
+                    .await
             }
-            return Err(e);
-        }
-        // The first version holds the schema (and the rows of CREATE TABLE … AS SELECT).
-        // If Lance refuses it, take the registration back: no half-made table remains.
-        let committed = match self.datasets.append(&meta, schema, rows, None).await {
-            Ok(committed) => committed,
+            Err(e) => Err(e),
+        };
+        let (committed, count) = match written {
+            Ok(written) => written,
             Err(e) => {
                 if let Err(undo) = self.metasrv.drop_table(namespace, name).await {
                     tracing::warn!(error = %undo, table = %format!("{namespace}.{name}"), "could not drop a table whose first version failed");
@@ -1287,37 +1274,34 @@ impl Engine {
                 return Err(e);
             }
         };
-        let revision = committed.revision.max(revision);
-        self.await_revision(revision).await;
-        Ok((meta, revision))
+        let committed = Committed {
+            revision: committed.revision.max(revision),
+            ..committed
+        };
+        self.await_revision(committed.revision).await;
+        Ok((meta, committed, count))
     }
 
-    /// Appends `batches` to the table as one version, idempotently under `operation_id`
-    /// (a random one when `None`, so that this replica's own retries of a commit whose
-    /// outcome was unknown can never commit the rows twice). Returns the commit and the
-    /// number of rows.
+    /// Appends `rows` to the table as one version, streaming them into Lance, idempotently
+    /// under `operation_id` (a random one when `None`, so that this replica's own retries
+    /// of a commit whose outcome was unknown can never commit the rows twice). Returns the
+    /// commit and the number of rows.
     ///
     /// # Errors
-    /// Schema mismatch, operation id reused with another payload, table dropped.
+    /// Schema mismatch, operation id reused with another payload, table dropped, the rows'
+    /// own error.
     pub async fn append(
         &self,
         meta: &TableMeta,
-        batches: Vec<RecordBatch>,
+        rows: RowStream,
         operation_id: Option<String>,
     ) -> Result<(Committed, u64), QueryError> {
         let schema = Arc::new(schema_from_ipc(&meta.schema_ipc)?);
-        let table = format!("{}.{}", meta.namespace, meta.name);
-        let batches = conform(&table, &schema, batches)?;
-        self.check_files(meta, &schema, &batches).await?;
-        let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
+        let rows = self.table_rows(meta, &schema, rows)?;
         let id = operation_id.unwrap_or_else(random_operation_id);
-        let operation = Some((id, payload_digest(&schema, &batches)?));
-        let committed = self
-            .datasets
-            .append(meta, schema, batches, operation)
-            .await?;
+        let (committed, count) = self.datasets.append(meta, schema, rows, Some(id)).await?;
         self.await_revision(committed.revision).await;
-        Ok((committed, rows))
+        Ok((committed, count))
     }
 
     /// Namespaces, sorted.
@@ -1357,6 +1341,55 @@ impl Engine {
         };
         let schema = first.schema();
         Ok(Some(b64(&batches_to_ipc(&schema, &batches)?)))
+    }
+}
+
+/// Refuses rows whose FILE values are not on their table's stage as they say: each
+/// value's URI must be the stage's object for its sha256, and that object must exist with
+/// its size (one HEAD per distinct value of a batch, 16 at a time; no object bytes are
+/// read).
+struct FileCheck {
+    /// `lake.ns.t`, for messages.
+    table: String,
+    /// FILE columns: index and name.
+    columns: Vec<(usize, String)>,
+    stage: lake_sdk::Stage,
+}
+
+impl FileCheck {
+    async fn check(&self, batch: &RecordBatch) -> Result<(), QueryError> {
+        let table = &self.table;
+        let refused = |column: &str, e: &dyn std::fmt::Display| {
+            QueryError::InvalidArgument(format!("append to {table} refused: column {column}: {e}"))
+        };
+        // One check per distinct (uri, size, sha256).
+        let mut files: BTreeMap<(String, u64, String), (lake_sdk::FileRef, String)> =
+            BTreeMap::new();
+        for (index, name) in &self.columns {
+            let values = lake_sdk::file::file_refs(batch.column(*index).as_ref())
+                .map_err(|e| refused(name, &e))?;
+            for file in values.into_iter().flatten() {
+                file.validate().map_err(|e| refused(name, &e))?;
+                files
+                    .entry((file.uri.clone(), file.size, file.sha256.clone()))
+                    .or_insert_with(|| (file, name.clone()));
+            }
+        }
+        let checks = files.into_values().map(|(file, column)| async move {
+            self.stage.check(&file).await.map_err(|e| match e {
+                lake_sdk::SdkError::Storage { .. } => {
+                    QueryError::Execution(format!("checking FILE values of {table}: {e}"))
+                }
+                other => QueryError::InvalidArgument(format!(
+                    "append to {table} refused: column {column}: {other}"
+                )),
+            })
+        });
+        futures::stream::iter(checks)
+            .buffer_unordered(16)
+            .try_collect::<Vec<()>>()
+            .await?;
+        Ok(())
     }
 }
 

@@ -39,6 +39,10 @@ pub enum QueryError {
     /// race more often than the retry budget allows).
     #[error("{0}")]
     Aborted(String),
+    /// A write whose outcome Lake cannot learn (Metasrv gave no definite answer): it may
+    /// have committed. The message says how to retry safely.
+    #[error("{0}")]
+    OutcomeUnknown(String),
     /// A wait (read-your-writes, commit, an external catalog) ran out of time.
     #[error("{0}")]
     Timeout(String),
@@ -115,7 +119,9 @@ impl From<QueryError> for Status {
             QueryError::Aborted(_) => Status::aborted(message),
             QueryError::TooLarge(_) => Status::resource_exhausted(message),
             QueryError::Timeout(_) => Status::deadline_exceeded(message),
-            QueryError::Unavailable(_) => Status::unavailable(message),
+            QueryError::Unavailable(_) | QueryError::OutcomeUnknown(_) => {
+                Status::unavailable(message)
+            }
             QueryError::Unauthenticated(_) => Status::unauthenticated(message),
             QueryError::Metasrv(m) => {
                 let status = Status::from(m);

@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use arrow::datatypes::Schema;
-use arrow_flight::decode::FlightRecordBatchStream;
+use arrow_flight::decode::{DecodedPayload, FlightDataDecoder, FlightRecordBatchStream};
 use arrow_flight::encode::FlightDataEncoderBuilder;
 use arrow_flight::error::FlightError;
 use arrow_flight::flight_service_server::FlightService;
@@ -30,18 +30,20 @@ use arrow_flight::{
 };
 use futures::{Stream, StreamExt, TryStreamExt};
 use lake_sdk::wire::{
-    ACTION_DESCRIBE_TABLE, ActionDescribeTableRequest, AppendResult, CommandAppend,
-    INGEST_OPERATION_ID_OPTION,
+    ACTION_DESCRIBE_TABLE, ActionDescribeTableRequest, AppendResult, CommandAppend, END_OF_ROWS,
+    INGEST_END_MARKER_OPTION, INGEST_OPERATION_ID_OPTION,
 };
 use prost::Message;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::QueryError;
+use crate::dataset::RowStream;
 use crate::engine::{Engine, Planned, Writes};
 use crate::sql::{ICEBERG_CATALOG, LAKE_CATALOG};
 use crate::ticket::Sealed;
 
-/// Largest request body (DoPut payload, SQL) accepted, in bytes.
+/// Largest gRPC message accepted or sent, in bytes: one SQL text, one parameter set, one
+/// Arrow record batch of a DoPut (a DoPut itself streams any number of them).
 pub const REQUEST_BYTES_MAX: usize = 256 << 20;
 
 /// The Flight SQL service.
@@ -246,42 +248,84 @@ fn put_batches(
     let flight = request
         .into_inner()
         .map_err(|status| FlightError::Tonic(Box::new(status)));
-    FlightRecordBatchStream::new_from_flight_data(flight).map_err(|e| match e {
-        FlightError::Tonic(status) => QueryError::InvalidArgument(status.message().to_string()),
-        other => QueryError::InvalidArgument(format!("malformed Arrow data in DoPut: {other}")),
-    })
+    FlightRecordBatchStream::new_from_flight_data(flight).map_err(put_error)
 }
 
-/// Collects the batches of a DoPut along with their schema (also when there are none).
-async fn collect_put(
+/// The Arrow rows of a DoPut as they arrive, with their schema (from the stream's schema
+/// message, read before the rows; `None` when the client sent none). Nothing is collected:
+/// an append of any size streams into Lance. With `require_end`, the rows are complete only
+/// when an [`END_OF_ROWS`] message closes them: a stream that ends without it (a client
+/// that failed or went away) ends the rows with an error, so nothing commits.
+async fn put_rows(
     request: Request<PeekableFlightDataStream>,
-) -> Result<(Option<Arc<Schema>>, Vec<arrow::record_batch::RecordBatch>), QueryError> {
+    require_end: bool,
+) -> Result<(Option<Arc<Schema>>, RowStream), QueryError> {
     let flight = request
         .into_inner()
         .map_err(|status| FlightError::Tonic(Box::new(status)));
-    let mut stream = FlightRecordBatchStream::new_from_flight_data(flight);
-    let mut batches = Vec::new();
-    let mut bytes = 0usize;
-    while let Some(batch) = stream.next().await {
-        let batch = batch.map_err(|e| match e {
-            FlightError::Tonic(status) => QueryError::InvalidArgument(status.message().to_string()),
-            other => QueryError::InvalidArgument(format!("malformed Arrow data in DoPut: {other}")),
-        })?;
-        // Count the bytes the rows use, not the decoded message buffers they share.
-        bytes += batch
-            .columns()
-            .iter()
-            .map(|c| c.to_data().get_slice_memory_size().unwrap_or(0))
-            .sum::<usize>();
-        if bytes > REQUEST_BYTES_MAX {
-            return Err(QueryError::TooLarge(format!(
-                "append payload exceeds {REQUEST_BYTES_MAX} bytes; split it into several appends"
-            )));
+    let mut decoder = FlightDataDecoder::new(flight);
+    // The schema message (and, from some clients, the first batch in its place).
+    let mut schema = None;
+    let mut first = None;
+    let mut ended = false;
+    while schema.is_none() && !ended {
+        let Some(message) = decoder.next().await.transpose().map_err(put_error)? else {
+            break;
+        };
+        match message.payload {
+            DecodedPayload::Schema(s) => schema = Some(s),
+            DecodedPayload::RecordBatch(batch) => {
+                schema = Some(batch.schema());
+                first = Some(batch);
+            }
+            DecodedPayload::None => ended = message.app_metadata() == END_OF_ROWS,
         }
-        batches.push(batch);
     }
-    let schema = stream.schema().cloned();
-    Ok((schema, batches))
+    let state = (decoder, ended, false);
+    let rest = futures::stream::unfold(state, move |(mut decoder, mut ended, done)| async move {
+        if done {
+            return None;
+        }
+        loop {
+            match decoder.next().await {
+                Some(Ok(message)) => match message.payload {
+                    DecodedPayload::RecordBatch(batch) if !ended => {
+                        return Some((Ok(batch), (decoder, ended, false)));
+                    }
+                    DecodedPayload::RecordBatch(_) => {
+                        let e = QueryError::InvalidArgument(
+                            "rows after the end-of-rows message".into(),
+                        );
+                        return Some((Err(e), (decoder, ended, true)));
+                    }
+                    DecodedPayload::None => ended |= message.app_metadata() == END_OF_ROWS,
+                    DecodedPayload::Schema(_) => {
+                        let e = QueryError::InvalidArgument(
+                            "a second schema message in one DoPut: the rows of an append have one schema".into(),
+                        );
+                        return Some((Err(e), (decoder, ended, true)));
+                    }
+                },
+                Some(Err(e)) => return Some((Err(put_error(e)), (decoder, ended, true))),
+                None if require_end && !ended => {
+                    let e = QueryError::InvalidArgument(
+                        "the rows ended without their end-of-rows message: the client broke off, and nothing is committed".into(),
+                    );
+                    return Some((Err(e), (decoder, ended, true)));
+                }
+                None => return None,
+            }
+        }
+    });
+    let rows = futures::stream::iter(first.map(Ok)).chain(rest).boxed();
+    Ok((schema, rows))
+}
+
+fn put_error(e: FlightError) -> QueryError {
+    match e {
+        FlightError::Tonic(status) => QueryError::InvalidArgument(status.message().to_string()),
+        other => QueryError::InvalidArgument(format!("malformed Arrow data in DoPut: {other}")),
+    }
 }
 
 #[tonic::async_trait]
@@ -585,41 +629,53 @@ impl FlightSqlService for LakeFlightService {
             .clone()
             .unwrap_or_else(|| crate::sql::DEFAULT_NAMESPACE.to_string());
         let options = command.table_definition_options.unwrap_or_default();
-        let (schema, batches) = collect_put(request).await?;
+        let require_end = command
+            .options
+            .get(INGEST_END_MARKER_OPTION)
+            .is_some_and(|v| v == "true");
+        let (schema, rows) = put_rows(request, require_end).await?;
         let schema = schema
             .ok_or_else(|| Status::invalid_argument("ingest carried no Arrow schema message"))?;
-        let rows: i64 = batches.iter().map(|b| b.num_rows() as i64).sum();
         let operation_id = command.options.get(INGEST_OPERATION_ID_OPTION).cloned();
         let existing = self.engine.table_meta(&namespace, &command.table);
-        match existing {
+        let engine = self.engine.clone();
+        let count = match existing {
             Ok(meta) => match TableExistsOption::try_from(options.if_exists) {
                 Ok(TableExistsOption::Append) => {
-                    self.engine.append(&meta, batches, operation_id).await?;
-                    Ok(rows)
+                    to_completion(async move { engine.append(&meta, rows, operation_id).await })
+                        .await?
+                        .1
                 }
-                Ok(TableExistsOption::Replace) => Err(Status::unimplemented(
-                    "ingest with if_exists = replace is not supported; drop the table first",
-                )),
-                _ => Err(Status::already_exists(format!(
-                    "table {LAKE_CATALOG}.{namespace}.{} already exists (ingest with if_exists = append to add rows)",
-                    command.table
-                ))),
+                Ok(TableExistsOption::Replace) => {
+                    return Err(Status::unimplemented(
+                        "ingest with if_exists = replace is not supported; drop the table first",
+                    ));
+                }
+                _ => {
+                    return Err(Status::already_exists(format!(
+                        "table {LAKE_CATALOG}.{namespace}.{} already exists (ingest with if_exists = append to add rows)",
+                        command.table
+                    )));
+                }
             },
             Err(QueryError::NotFound(message)) => {
                 match TableNotExistOption::try_from(options.if_not_exist) {
                     Ok(TableNotExistOption::Create) => {
-                        let batches: Vec<_> =
-                            batches.into_iter().filter(|b| b.num_rows() > 0).collect();
-                        self.engine
-                            .create_table(&namespace, &command.table, schema, batches)
-                            .await?;
-                        Ok(rows)
+                        let table = command.table.clone();
+                        to_completion(async move {
+                            engine
+                                .create_table(&namespace, &table, schema, rows, operation_id)
+                                .await
+                        })
+                        .await?
+                        .2
                     }
-                    _ => Err(Status::not_found(message)),
+                    _ => return Err(Status::not_found(message)),
                 }
             }
-            Err(e) => Err(e.into()),
-        }
+            Err(e) => return Err(e.into()),
+        };
+        Ok(i64::try_from(count).unwrap_or(i64::MAX))
     }
 
     async fn do_put_fallback(
@@ -640,12 +696,29 @@ impl FlightSqlService for LakeFlightService {
                 "CommandAppend needs an operation_id (any unique string, reused on retry)",
             ));
         }
-        let meta = self.engine.table_meta(&command.namespace, &command.table)?;
-        let (_, batches) = collect_put(request).await?;
-        let (committed, rows) = self
-            .engine
-            .append(&meta, batches, Some(command.operation_id))
-            .await?;
+        let existing = self.engine.table_meta(&command.namespace, &command.table);
+        let (schema, rows) = put_rows(request, command.ends_with_marker).await?;
+        let engine = self.engine.clone();
+        let operation_id = Some(command.operation_id);
+        let (committed, rows) = match existing {
+            Ok(meta) => {
+                to_completion(async move { engine.append(&meta, rows, operation_id).await }).await?
+            }
+            Err(QueryError::NotFound(_)) if command.create_if_missing => {
+                let schema = schema.ok_or_else(|| {
+                    Status::invalid_argument("CommandAppend carried no Arrow schema message")
+                })?;
+                let (namespace, table) = (command.namespace, command.table);
+                let (_, committed, rows) = to_completion(async move {
+                    engine
+                        .create_table(&namespace, &table, schema, rows, operation_id)
+                        .await
+                })
+                .await?;
+                (committed, rows)
+            }
+            Err(e) => return Err(e.into()),
+        };
         let result = AppendResult {
             version: committed.version,
             revision: committed.revision,
