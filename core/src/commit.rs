@@ -20,8 +20,8 @@ use std::collections::VecDeque;
 
 use crate::error::CommitError;
 use crate::registry::{
-    ChangeEvent, ChangeKind, Digest, ManifestRef, Registry, TableId, TableMeta, VersionRecord,
-    validate_name,
+    ChangeEvent, ChangeKind, Digest, ManifestRef, Registry, SCHEMA_BYTES_MAX, TableId, TableMeta,
+    VersionRecord, validate_name,
 };
 
 /// Caller-chosen id that pairs a request with its [`Output::Reply`].
@@ -411,6 +411,15 @@ fn plan(registry: &Registry, mutation: Mutation, now_ms: i64) -> Result<Planned,
             schema_ipc,
         } => {
             validate_name("table", &name)?;
+            if schema_ipc.len() > SCHEMA_BYTES_MAX {
+                return Err(CommitError::InvalidInput {
+                    what: "table schema",
+                    detail: format!(
+                        "{} bytes; a schema is an Arrow IPC schema message of at most {SCHEMA_BYTES_MAX} bytes",
+                        schema_ipc.len()
+                    ),
+                });
+            }
             if !registry.has_namespace(&namespace) {
                 return Err(namespace_not_found(registry, &namespace));
             }
@@ -451,6 +460,7 @@ fn plan(registry: &Registry, mutation: Mutation, now_ms: i64) -> Result<Planned,
             manifest,
             operation,
         } => {
+            manifest.validate()?;
             let table = registry
                 .table_by_id(table_id)
                 .ok_or(CommitError::TableIdNotFound { id: table_id })?;
@@ -499,6 +509,7 @@ fn plan(registry: &Registry, mutation: Mutation, now_ms: i64) -> Result<Planned,
             version,
             manifest,
         } => {
+            manifest.validate()?;
             let table = registry
                 .table_by_id(table_id)
                 .ok_or(CommitError::TableIdNotFound { id: table_id })?;

@@ -11,6 +11,10 @@ pub enum CommitError {
         "invalid {kind} name {name:?}: use 1 to 128 ASCII letters, digits or '_', not starting with a digit"
     )]
     InvalidName { kind: &'static str, name: String },
+    /// A value a mutation would store does not have the allowed form (a manifest path,
+    /// a size, a schema).
+    #[error("invalid {what}: {detail}")]
+    InvalidInput { what: &'static str, detail: String },
     /// The namespace does not exist.
     #[error("namespace {name:?} does not exist; namespaces: [{existing}]")]
     NamespaceNotFound { name: String, existing: String },

@@ -76,6 +76,59 @@ pub struct ManifestRef {
     pub size_bytes: u64,
 }
 
+/// Largest manifest a version may record, in bytes (a Lance manifest lists a version's
+/// fragments; 1 GiB is millions of them).
+pub const MANIFEST_BYTES_MAX: u64 = 1 << 30;
+/// Largest Arrow IPC schema message a table may record, in bytes.
+pub const SCHEMA_BYTES_MAX: usize = 1 << 20;
+
+impl ManifestRef {
+    /// Checks the form Lance gives manifest paths under a dataset, relative to it:
+    /// `_versions/N.manifest`, optionally with a staging suffix `-TAG` (TAG: 1 to 64 ASCII
+    /// letters, digits, `-` or `_`), N a version number in either of Lance's naming schemes
+    /// (1 to 20 digits); and a size of 1 to [`MANIFEST_BYTES_MAX`] bytes. Anything else
+    /// (an absolute path, `..`, another directory) would point a table outside its dataset.
+    ///
+    /// # Errors
+    /// [`CommitError::InvalidInput`] naming the path or size and the allowed form.
+    pub fn validate(&self) -> Result<(), CommitError> {
+        let shape_ok = self
+            .path
+            .strip_prefix("_versions/")
+            .and_then(|name| name.split_once(".manifest"))
+            .is_some_and(|(number, suffix)| {
+                (1..=20).contains(&number.len())
+                    && number.bytes().all(|b| b.is_ascii_digit())
+                    && (suffix.is_empty()
+                        || suffix.strip_prefix('-').is_some_and(|tag| {
+                            (1..=64).contains(&tag.len())
+                                && tag
+                                    .bytes()
+                                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                        }))
+            });
+        if !shape_ok {
+            return Err(CommitError::InvalidInput {
+                what: "manifest path",
+                detail: format!(
+                    "{:?}: a manifest is _versions/N.manifest (N: 1 to 20 digits), optionally with a staging suffix -TAG, relative to the table's dataset",
+                    shorten(&self.path)
+                ),
+            });
+        }
+        if !(1..=MANIFEST_BYTES_MAX).contains(&self.size_bytes) {
+            return Err(CommitError::InvalidInput {
+                what: "manifest size",
+                detail: format!(
+                    "{} bytes; a manifest has 1 to {MANIFEST_BYTES_MAX} bytes",
+                    self.size_bytes
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Registry entry of a table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableMeta {

@@ -52,7 +52,7 @@ proptest! {
                     let id = h.submit(Mutation::Commit {
                         table_id,
                         base_version: base,
-                        manifest: ManifestRef { path: format!("m{op_counter}"), size_bytes: 1 },
+                        manifest: ManifestRef { path: format!("_versions/{op_counter}.manifest"), size_bytes: 1 },
                         operation: Some((op.clone(), [writer; 32])),
                     });
                     pending.insert(id, (table_id, op));

@@ -803,7 +803,7 @@ async fn writer(world: Shared, id: usize, tables: Vec<u64>) {
                 table_id,
                 base_version: base,
                 manifest: ManifestRef {
-                    path: format!("{op_id}.manifest"),
+                    path: format!("_versions/1.manifest-{op_id}"),
                     size_bytes: 1,
                 },
                 operation: Some((op_id.clone(), digest)),

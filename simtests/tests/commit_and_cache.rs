@@ -244,7 +244,7 @@ async fn writer(
                 table_id,
                 base_version: base,
                 manifest: ManifestRef {
-                    path: format!("{op_id}.manifest"),
+                    path: format!("_versions/1.manifest-{op_id}"),
                     size_bytes: 1,
                 },
                 operation: Some((op_id.clone(), digest)),

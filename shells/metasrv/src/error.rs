@@ -9,6 +9,7 @@ const REASON_HEADER: &str = "x-lake-error";
 fn reason_of(error: &CommitError) -> &'static str {
     match error {
         CommitError::InvalidName { .. } => "invalid-name",
+        CommitError::InvalidInput { .. } => "invalid-input",
         CommitError::NamespaceNotFound { .. } => "namespace-not-found",
         CommitError::NamespaceExists { .. } => "namespace-exists",
         CommitError::NamespaceNotEmpty { .. } => "namespace-not-empty",
@@ -123,7 +124,9 @@ impl From<MetasrvError> for Status {
         match error {
             MetasrvError::Commit(e) => {
                 let code = match &e {
-                    CommitError::InvalidName { .. } => Code::InvalidArgument,
+                    CommitError::InvalidName { .. } | CommitError::InvalidInput { .. } => {
+                        Code::InvalidArgument
+                    }
                     CommitError::NamespaceNotFound { .. }
                     | CommitError::TableNotFound { .. }
                     | CommitError::TableIdNotFound { .. }

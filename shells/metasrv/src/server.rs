@@ -945,6 +945,7 @@ impl MetasrvRpc for Metasrv {
             return leader.create_table(forwarded(request)).await;
         }
         let r = request.into_inner();
+        check_schema(&r.schema_ipc)?;
         let reply = self
             .mutate(Mutation::CreateTable {
                 namespace: r.namespace,
@@ -1188,4 +1189,39 @@ impl MetasrvRpc for Metasrv {
             requests_served: self.requests_served(),
         }))
     }
+}
+
+/// Checks that a table's schema is what every reader will decode: an encapsulated Arrow
+/// IPC schema message ([`arrow_ipc::convert::try_schema_from_ipc_buffer`]) with at least
+/// one column, at most [`lake_core::registry::SCHEMA_BYTES_MAX`] bytes. Stored unchecked,
+/// junk would fail every later listing of every client. (The panic hook still logs a
+/// schema that makes arrow-ipc panic; the caller gets `INVALID_ARGUMENT`.)
+///
+/// # Errors
+/// `INVALID_ARGUMENT` saying what was wrong.
+fn check_schema(schema_ipc: &[u8]) -> Result<(), Status> {
+    if schema_ipc.len() > lake_core::registry::SCHEMA_BYTES_MAX {
+        return Err(Status::invalid_argument(format!(
+            "table schema of {} bytes; at most {} bytes are accepted",
+            schema_ipc.len(),
+            lake_core::registry::SCHEMA_BYTES_MAX
+        )));
+    }
+    // arrow-ipc verifies the flatbuffer but panics on some field types it cannot map
+    // (an unknown bit width, say): a refusal too, never a crashed handler.
+    let decoded = std::panic::catch_unwind(|| {
+        arrow_ipc::convert::try_schema_from_ipc_buffer(schema_ipc).map_err(|e| e.to_string())
+    })
+    .unwrap_or_else(|_| Err("a field type Arrow cannot decode".to_string()));
+    let schema = decoded.map_err(|e| {
+        Status::invalid_argument(format!(
+            "table schema is not an Arrow IPC schema message ({e})"
+        ))
+    })?;
+    if schema.fields().is_empty() {
+        return Err(Status::invalid_argument(
+            "a table needs at least one column",
+        ));
+    }
+    Ok(())
 }

@@ -22,6 +22,18 @@ async fn start(dir: &std::path::Path) -> (MetasrvClient, Arc<RocksStore>) {
     (client, store)
 }
 
+/// An encapsulated Arrow IPC schema message of one BIGINT column `id`, as Query sends.
+fn schema_ipc() -> Vec<u8> {
+    let schema = arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+        "id",
+        arrow_schema::DataType::Int64,
+        false,
+    )]);
+    let mut writer = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &schema).expect("ipc");
+    writer.finish().expect("finish");
+    writer.into_inner().expect("bytes")
+}
+
 fn manifest(n: u64) -> ManifestRef {
     ManifestRef {
         path: format!("_versions/{n}.manifest"),
@@ -37,7 +49,7 @@ async fn registry_commits_and_replays_over_grpc() {
     let err = client.create_namespace("ns").await.expect_err("twice");
     assert!(err.is_already_exists(), "{err}");
     let (meta, _) = client
-        .create_table("ns", "t", vec![1, 2])
+        .create_table("ns", "t", schema_ipc())
         .await
         .expect("table");
     assert_eq!(meta.location, format!("tables/{}.lance", meta.id));
@@ -329,4 +341,81 @@ async fn grpc_health_reports_liveness_and_readiness() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(metasrv.status().serving.is_some());
+}
+
+/// Metasrv stores only what every reader can use: a table schema that is not an Arrow
+/// schema, or a manifest path outside the table's `_versions/`, is refused with
+/// INVALID_ARGUMENT and leaves the registry as it was (the table stays readable and
+/// appendable).
+#[tokio::test]
+async fn junk_schemas_and_manifest_paths_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (client, _store) = start(dir.path()).await;
+    client.create_namespace("ns").await.expect("ns");
+    for junk in [vec![0u8; 16], vec![], vec![0xff; 64]] {
+        let err = client
+            .create_table("ns", "junk", junk.clone())
+            .await
+            .expect_err("junk schema");
+        assert!(
+            matches!(&err, lake_metasrv::MetasrvError::Rpc { code, .. } if *code == tonic::Code::InvalidArgument),
+            "{junk:?}: {err}"
+        );
+    }
+    let err = client
+        .describe_table("ns", "junk")
+        .await
+        .expect_err("no table");
+    assert!(err.is_not_found(), "{err}");
+
+    let (meta, _) = client
+        .create_table("ns", "t", schema_ipc())
+        .await
+        .expect("table");
+    for path in [
+        "../../etc/passwd",
+        "/var/lake/tables/1.lance/_versions/1.manifest",
+        "_versions/1.manifest/../../x",
+        "_versions/.manifest",
+        "data/1.manifest",
+        "_versions/1.manifestX",
+    ] {
+        let bad = ManifestRef {
+            path: path.into(),
+            size_bytes: 10,
+        };
+        let err = client.commit(meta.id, 0, &bad, None).await.expect_err(path);
+        assert!(err.to_string().contains("manifest path"), "{path}: {err}");
+    }
+    let err = client
+        .commit(
+            meta.id,
+            0,
+            &ManifestRef {
+                path: "_versions/1.manifest".into(),
+                size_bytes: 0,
+            },
+            None,
+        )
+        .await
+        .expect_err("empty manifest");
+    assert!(err.to_string().contains("manifest size"), "{err}");
+    // Nothing was recorded: the next real commit is version 1.
+    let v1 = client
+        .commit(meta.id, 0, &manifest(1), None)
+        .await
+        .expect("v1");
+    assert_eq!(v1.version, 1);
+    let staged = ManifestRef {
+        path: "_versions/2.manifest-6f1c2a9e-0b7d-4c55-9a3e-1f2b3c4d5e6f".into(),
+        size_bytes: 5,
+    };
+    assert_eq!(
+        client
+            .commit(meta.id, 1, &staged, None)
+            .await
+            .expect("v2")
+            .version,
+        2
+    );
 }
