@@ -146,8 +146,8 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let options = lake::embedded::ReplicaOptions {
-        stage_root: None,
         iceberg,
+        ..Default::default()
     };
     let server = lake::embedded::start_with(data, "127.0.0.1:0".parse()?, &options, async {
         let _ = stopped.await;

@@ -128,6 +128,8 @@ impl TableName {
 pub struct LakeClient {
     channel: Channel,
     sql: FlightSqlServiceClient<Channel>,
+    /// The `authorization` header value (`Bearer …`) a login gave, sent with every call.
+    bearer: Option<String>,
 }
 
 impl LakeClient {
@@ -148,7 +150,68 @@ impl LakeClient {
         Ok(Self {
             sql: FlightSqlServiceClient::new_from_inner(flight_service(channel.clone())),
             channel,
+            bearer: None,
         })
+    }
+
+    /// Logs in to a server that requires it: a Flight `Handshake` with HTTP Basic
+    /// credentials (RFC 7617). Every later call of this client carries the bearer token
+    /// the server returned, until it expires (then log in again).
+    ///
+    /// # Errors
+    /// [`SdkError::Server`] with `UNAUTHENTICATED` for a wrong name or password;
+    /// [`SdkError::Arrow`] when the server returned no bearer token.
+    pub async fn login(&mut self, user: &str, password: &str) -> Result<(), SdkError> {
+        use base64::Engine as _;
+        let credentials =
+            base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+        let mut request = tonic::Request::new(futures::stream::iter([
+            arrow_flight::HandshakeRequest::default(),
+        ]));
+        request.metadata_mut().insert(
+            "authorization",
+            format!("Basic {credentials}").parse().map_err(|_| {
+                SdkError::InvalidArgument(
+                    "user names and passwords are text without line breaks".into(),
+                )
+            })?,
+        );
+        let response = flight_service(self.channel.clone())
+            .handshake(request)
+            .await?;
+        let bearer = response
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| v.starts_with("Bearer "))
+            .ok_or_else(|| {
+                SdkError::Arrow("the server's Handshake returned no bearer token".into())
+            })?
+            .to_string();
+        self.sql.set_token(bearer["Bearer ".len()..].to_string());
+        self.bearer = Some(bearer);
+        Ok(())
+    }
+
+    /// Sends `token` as the bearer token of every later call (a token a login gave
+    /// elsewhere, or one an operator minted for a service).
+    pub fn set_token(&mut self, token: &str) {
+        self.sql.set_token(token.to_string());
+        self.bearer = Some(format!("Bearer {token}"));
+    }
+
+    /// `message` as a request carrying this client's bearer token, if it logged in.
+    fn request<T>(&self, message: T) -> Result<tonic::Request<T>, SdkError> {
+        let mut request = tonic::Request::new(message);
+        if let Some(bearer) = &self.bearer {
+            request.metadata_mut().insert(
+                "authorization",
+                bearer
+                    .parse()
+                    .map_err(|_| SdkError::Arrow("malformed bearer token".into()))?,
+            );
+        }
+        Ok(request)
     }
 
     /// Runs one SQL statement and collects its result. An empty result is one batch with no
@@ -331,6 +394,9 @@ impl LakeClient {
             table: name.table,
         };
         let mut client = FlightClient::new_from_inner(flight_service(self.channel.clone()));
+        if let Some(bearer) = &self.bearer {
+            client.add_header("authorization", bearer)?;
+        }
         let mut results = client
             .do_action(arrow_flight::Action::new(
                 ACTION_DESCRIBE_TABLE,
@@ -490,8 +556,9 @@ impl LakeClient {
                 crate::wire::end_of_rows(),
             )));
         let mut client = flight_service(self.channel.clone());
+        let request = self.request(frames)?;
         let call = async move {
-            let mut results = client.do_put(frames).await?.into_inner();
+            let mut results = client.do_put(request).await?.into_inner();
             let mut metadata = Vec::new();
             while let Some(result) = results.message().await? {
                 if metadata.is_empty() {

@@ -192,6 +192,88 @@ pub struct QueryOptions {
     pub ticket_key_file: Option<PathBuf>,
     #[command(flatten)]
     pub iceberg: IcebergArgs,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+    #[command(flatten)]
+    pub auth: AuthArgs,
+}
+
+/// Who may call a Query replica (see `lake_query::auth`).
+#[derive(Clone, Debug, clap::Args)]
+pub struct AuthArgs {
+    /// Users file (NAME:argon2id-hash lines, written by `lake user add`): clients must log
+    /// in (Flight Handshake with Basic credentials) and send the bearer token they get.
+    /// Without it, every client is let in, which the server allows only on a loopback
+    /// address.
+    #[arg(long, env = "LAKE_USERS_FILE")]
+    pub users_file: Option<PathBuf>,
+    /// How long a login's bearer token is valid, in seconds.
+    #[arg(long, env = "LAKE_TOKEN_TTL_SECS", default_value_t = 12 * 3600)]
+    pub token_ttl_secs: u64,
+    /// Serve a non-loopback address without a users file: anyone who reaches the port
+    /// can read, write and drop every table. For networks where something else guards it.
+    #[arg(long, env = "LAKE_INSECURE_NO_AUTH")]
+    pub insecure_no_auth: bool,
+}
+
+impl AuthArgs {
+    /// The users these flags name, loaded.
+    ///
+    /// # Errors
+    /// The users file is missing, malformed, or lists nobody.
+    pub fn users(&self) -> anyhow::Result<Option<lake_query::auth::Users>> {
+        let Some(path) = &self.users_file else {
+            return Ok(None);
+        };
+        let users = lake_query::auth::Users::load(path)?;
+        if users.is_empty() {
+            anyhow::bail!(
+                "users file {} lists no users: add one with `lake user add NAME --users-file {}`",
+                path.display(),
+                path.display()
+            );
+        }
+        Ok(Some(users))
+    }
+
+    /// The replica's authentication settings.
+    ///
+    /// # Errors
+    /// As [`AuthArgs::users`].
+    pub fn options(&self) -> anyhow::Result<embedded::AuthOptions> {
+        Ok(embedded::AuthOptions {
+            users: self.users()?,
+            token_ttl: std::time::Duration::from_secs(self.token_ttl_secs.max(1)),
+            insecure_no_auth: self.insecure_no_auth,
+        })
+    }
+}
+
+/// What one statement may use on a Query replica (see `lake_query::Limits`).
+#[derive(Clone, Debug, clap::Args)]
+pub struct LimitArgs {
+    /// Memory one statement's joins, aggregates and sorts may hold, in MiB; past it they
+    /// spill to disk or the statement fails with RESOURCE_EXHAUSTED.
+    #[arg(long, env = "LAKE_STATEMENT_MEMORY_MIB", default_value_t = 4096)]
+    pub statement_memory_mib: usize,
+    /// Disk all spilling statements may use at once, in MiB (0: no spilling).
+    #[arg(long, env = "LAKE_SPILL_MIB", default_value_t = 16384)]
+    pub spill_mib: u64,
+    /// Longest a statement may run, in seconds; past it, it is cancelled with
+    /// DEADLINE_EXCEEDED (a write then commits nothing).
+    #[arg(long, env = "LAKE_STATEMENT_TIMEOUT_SECS", default_value_t = 600)]
+    pub statement_timeout_secs: u64,
+}
+
+impl LimitArgs {
+    /// The limits these flags give.
+    pub fn limits(&self) -> lake_query::Limits {
+        lake_query::Limits {
+            statement_memory_bytes: self.statement_memory_mib.saturating_mul(1 << 20),
+            spill_bytes: self.spill_mib.saturating_mul(1 << 20),
+            statement_timeout: std::time::Duration::from_secs(self.statement_timeout_secs),
+        }
+    }
 }
 
 /// The read-only `iceberg` catalog: external Iceberg tables behind an Iceberg REST
@@ -298,6 +380,8 @@ pub async fn run_query(
         &embedded::ReplicaOptions {
             stage_root: options.stage_root.clone(),
             iceberg,
+            limits: options.limits.limits(),
+            auth: options.auth.options()?,
         },
         key,
         options.listen,

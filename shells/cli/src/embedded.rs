@@ -87,7 +87,28 @@ pub async fn start_query(
         return Err(e).context("creating the default namespace at Metasrv");
     }
     let catalog = Catalog::start(client.clone(), CACHE_LEASE_MS).await?;
-    let mut engine = Engine::new(catalog, client, data_root, key);
+    if options.auth.users.is_none() && !listen.ip().is_loopback() && !options.auth.insecure_no_auth
+    {
+        anyhow::bail!(
+            "refusing to serve {listen} without authentication: anyone who reaches it could read, write and drop every table. Give a users file (--users-file, LAKE_USERS_FILE; create it with `lake user add NAME --users-file PATH`), listen on a loopback address, or pass --insecure-no-auth if something else guards this network"
+        );
+    }
+    let token_key = key.derive("flight bearer tokens");
+    let mut engine =
+        Engine::new(catalog, client, data_root, key).with_limits(options.limits.clone())?;
+    if let Some(users) = &options.auth.users {
+        let ttl = if options.auth.token_ttl.is_zero() {
+            lake_query::auth::TOKEN_TTL_DEFAULT
+        } else {
+            options.auth.token_ttl
+        };
+        engine = engine.with_auth(lake_query::auth::Authenticator::new(
+            users.clone(),
+            &token_key,
+            ttl,
+        )?);
+        tracing::info!(users = users.len(), "clients must log in");
+    }
     if let Some(root) = &options.stage_root {
         engine = engine.with_stage_root(root)?;
     }
@@ -168,6 +189,24 @@ pub fn ticket_key(path: &Path) -> anyhow::Result<TicketKey> {
     }
 }
 
+/// Connects to a Query replica, logging in as `LAKE_USER` with `LAKE_PASSWORD` when
+/// `LAKE_USER` is set (a server with a users file requires it).
+///
+/// # Errors
+/// The endpoint is unreachable, only one of the two variables is set, or the login is
+/// refused.
+pub async fn connect(endpoint: &str) -> anyhow::Result<LakeClient> {
+    let mut lake = LakeClient::connect(endpoint).await?;
+    if let Ok(user) = std::env::var("LAKE_USER") {
+        let password = std::env::var("LAKE_PASSWORD")
+            .context("LAKE_USER is set but LAKE_PASSWORD is not: set both to log in")?;
+        lake.login(&user, &password)
+            .await
+            .with_context(|| format!("logging in to {endpoint} as {user}"))?;
+    }
+    Ok(lake)
+}
+
 /// What a Query replica serves besides the `lake` catalog over its data root.
 #[derive(Clone, Debug, Default)]
 pub struct ReplicaOptions {
@@ -175,6 +214,21 @@ pub struct ReplicaOptions {
     pub stage_root: Option<String>,
     /// The read-only `iceberg` catalog, when configured.
     pub iceberg: Option<IcebergConfig>,
+    /// What one statement may use.
+    pub limits: lake_query::Limits,
+    /// Who may call.
+    pub auth: AuthOptions,
+}
+
+/// Who may call a Query replica.
+#[derive(Clone, Debug, Default)]
+pub struct AuthOptions {
+    /// The users who may log in; `None`: no login, every caller is let in.
+    pub users: Option<lake_query::auth::Users>,
+    /// How long a login's bearer token is valid (default 12 hours).
+    pub token_ttl: std::time::Duration,
+    /// Allow serving a non-loopback address without users.
+    pub insecure_no_auth: bool,
 }
 
 /// Starts the embedded server with data under `data_dir`, Flight SQL on `listen`
@@ -236,8 +290,18 @@ pub async fn start_with(
 ///
 /// # Errors
 /// Generation or SDK errors.
-pub async fn load_demo(endpoint: &str, scale: f64) -> anyhow::Result<()> {
-    let mut lake = LakeClient::connect(endpoint).await?;
+pub async fn load_demo(server: &Embedded, scale: f64) -> anyhow::Result<()> {
+    let endpoint = server.endpoint();
+    let mut lake = LakeClient::connect(&endpoint).await?;
+    // Users are configured: the loader, in the server's own process, gets a token for a
+    // principal of its own instead of a user's password.
+    if let Some(auth) = server.engine.auth() {
+        let expiry_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)?
+            .as_millis()
+            .saturating_add(3_600_000);
+        lake.set_token(&auth.token("lake-demo-loader", u64::try_from(expiry_ms)?));
+    }
     lake.sql("CREATE SCHEMA IF NOT EXISTS lake.tpch")
         .await
         .context("demo: creating lake.tpch")?;

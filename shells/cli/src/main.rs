@@ -14,7 +14,6 @@ use arrow::record_batch::RecordBatch;
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use lake::embedded;
-use lake_sdk::LakeClient;
 
 /// mimalloc instead of glibc's malloc: scans and writes allocate and free many short-lived
 /// buffers, and glibc's allocator took about a tenth of the CPU in a TPC-H q6 profile
@@ -49,6 +48,10 @@ enum Command {
         demo_scale: f64,
         #[command(flatten)]
         iceberg: lake::cluster::IcebergArgs,
+        #[command(flatten)]
+        limits: lake::cluster::LimitArgs,
+        #[command(flatten)]
+        auth: lake::cluster::AuthArgs,
     },
     /// Run one SQL statement and print the result.
     Sql {
@@ -77,6 +80,11 @@ enum Command {
         #[command(subcommand)]
         command: FileCommand,
     },
+    /// Users who may log in to a Query replica started with --users-file.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
     /// Append a Parquet or CSV file to a table (created from the file's schema if absent).
     Ingest {
         /// Flight SQL endpoint of a Query replica.
@@ -89,6 +97,20 @@ enum Command {
         /// Idempotency key; a retry with the same key appends nothing new.
         #[arg(long)]
         operation_id: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Add a user, or set a new password for one. The password is read from
+    /// LAKE_PASSWORD, else from the first line of standard input; the file keeps only its
+    /// argon2id hash. Replicas read the file at start.
+    Add {
+        /// User name: 1 to 64 ASCII letters, digits, '_', '-' or '.'.
+        name: String,
+        /// The users file (created if absent, mode 0600).
+        #[arg(long, env = "LAKE_USERS_FILE")]
+        users_file: PathBuf,
     },
 }
 
@@ -205,10 +227,14 @@ fn main() -> anyhow::Result<()> {
                 demo,
                 demo_scale,
                 iceberg,
+                limits,
+                auth,
             } => {
                 let options = embedded::ReplicaOptions {
                     stage_root: None,
                     iceberg: iceberg.config()?,
+                    limits: limits.limits(),
+                    auth: auth.options()?,
                 };
                 let server = embedded::start_with(
                     &data_dir,
@@ -218,7 +244,7 @@ fn main() -> anyhow::Result<()> {
                 )
                 .await?;
                 if demo {
-                    embedded::load_demo(&server.endpoint(), demo_scale)
+                    embedded::load_demo(&server, demo_scale)
                         .await
                         .context("loading the TPC-H demo")?;
                 }
@@ -287,12 +313,17 @@ fn main() -> anyhow::Result<()> {
                 operation_id,
             } => ingest(&endpoint, &table, &file, operation_id).await,
             Command::File { command } => file_command(command).await,
+            Command::User {
+                command: UserCommand::Add { name, users_file },
+            } => add_user(&name, &users_file),
         }
     })
 }
 
+use embedded::connect;
+
 async fn sql(endpoint: &str, format: Format, query: &str) -> anyhow::Result<()> {
-    let mut lake = LakeClient::connect(endpoint).await?;
+    let mut lake = connect(endpoint).await?;
     let batches = lake.sql(query).await?;
     print_batches(&batches, format)
 }
@@ -367,7 +398,7 @@ async fn file_command(command: FileCommand) -> anyhow::Result<()> {
                     .essence_str()
                     .to_string()
             });
-            let mut lake = LakeClient::connect(&endpoint).await?;
+            let mut lake = connect(&endpoint).await?;
             let stage = lake.stage(&table).await?;
             let bar = transfer_bar(0)?;
             let progress_bar = bar.clone();
@@ -459,7 +490,7 @@ async fn ingest(
     operation_id: Option<String>,
 ) -> anyhow::Result<()> {
     let (schema, rows) = open_rows(file)?;
-    let mut lake = LakeClient::connect(endpoint).await?;
+    let mut lake = connect(endpoint).await?;
     let table = table.strip_prefix("lake.").unwrap_or(table).to_string();
     let bar = ProgressBar::new_spinner();
     bar.set_style(ProgressStyle::with_template(
@@ -549,4 +580,42 @@ fn open_rows(file: &Path) -> anyhow::Result<(arrow::datatypes::SchemaRef, FileRo
             file.display()
         ),
     }
+}
+
+/// `lake user add`: sets `name`'s password in `path` (see [`UserCommand::Add`]).
+fn add_user(name: &str, path: &Path) -> anyhow::Result<()> {
+    let password = match std::env::var("LAKE_PASSWORD") {
+        Ok(password) => password,
+        Err(_) => {
+            eprintln!("password for {name} (one line on standard input):");
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line)?;
+            line.trim_end_matches(['\r', '\n']).to_string()
+        }
+    };
+    let mut users = match std::fs::metadata(path) {
+        Ok(_) => lake_query::auth::Users::load(path)?,
+        Err(_) => lake_query::auth::Users::default(),
+    };
+    users.set(name, &password)?;
+    let temporary = path.with_extension("tmp");
+    {
+        use std::io::Write as _;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options
+            .open(&temporary)
+            .with_context(|| format!("writing {}", temporary.display()))?;
+        file.write_all(users.to_text().as_bytes())?;
+        file.sync_all()?;
+    }
+    std::fs::rename(&temporary, path).with_context(|| format!("replacing {}", path.display()))?;
+    eprintln!(
+        "{name} can log in to replicas started with --users-file {} ({} user(s))",
+        path.display(),
+        users.len()
+    );
+    Ok(())
 }

@@ -418,6 +418,87 @@ pub fn random_operation_id() -> String {
     format!("lake-{:032x}", rand::random::<u128>())
 }
 
+/// What one statement may use on a replica. A statement past a limit is cancelled and
+/// fails alone (`RESOURCE_EXHAUSTED` for memory, `DEADLINE_EXCEEDED` for time) while the
+/// replica goes on serving others; a write that fails so commits nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Memory one statement's operators may reserve (hash tables of joins, aggregates and
+    /// DISTINCT, sorts), in bytes. Past it, operators that can spill do (within
+    /// `spill_bytes`); the others fail the statement. DataFusion's `FairSpillPool`, one per
+    /// statement. Scan and network buffers are not counted.
+    pub statement_memory_bytes: usize,
+    /// Disk that spill files of all statements on the replica may take at once, in bytes
+    /// (in the OS temporary directory); 0 turns spilling off.
+    pub spill_bytes: u64,
+    /// Longest a statement may run, from planning to its last row (a write: to the end of
+    /// its rows, before the commit, which is never cut short).
+    pub statement_timeout: Duration,
+}
+
+impl Default for Limits {
+    /// 4 GiB of memory and 10 minutes per statement; 16 GiB of spill files.
+    fn default() -> Self {
+        Self {
+            statement_memory_bytes: 4 << 30,
+            spill_bytes: 16 << 30,
+            statement_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+impl Limits {
+    /// The runtime statements share: spill files in the OS temporary directory, at most
+    /// `spill_bytes` of them (none when 0).
+    ///
+    /// # Errors
+    /// [`QueryError::InvalidArgument`] for less than 1 MiB of statement memory or a zero
+    /// timeout.
+    fn runtime(&self) -> Result<Arc<RuntimeEnv>, QueryError> {
+        use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
+        if self.statement_memory_bytes < 1 << 20 || self.statement_timeout.is_zero() {
+            return Err(QueryError::InvalidArgument(format!(
+                "statement limits of {} bytes and {:?}: a statement needs at least 1 MiB and a timeout above zero",
+                self.statement_memory_bytes, self.statement_timeout
+            )));
+        }
+        let disk = if self.spill_bytes == 0 {
+            DiskManagerBuilder::default().with_mode(DiskManagerMode::Disabled)
+        } else {
+            DiskManagerBuilder::default().with_max_temp_directory_size(self.spill_bytes)
+        };
+        Ok(datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
+            .with_disk_manager_builder(disk)
+            .build_arc()?)
+    }
+}
+
+/// `stream`, ended with [`QueryError::Timeout`] (and dropped, which cancels the work
+/// behind it) once `timeout` has passed since this call.
+fn with_deadline(
+    stream: SendableRecordBatchStream,
+    timeout: Duration,
+) -> SendableRecordBatchStream {
+    let schema = stream.schema();
+    let deadline = tokio::time::Instant::now() + timeout;
+    let rows = futures::stream::unfold(Some(stream), move |stream| async move {
+        let mut stream = stream?;
+        match tokio::time::timeout_at(deadline, stream.next()).await {
+            Ok(Some(item)) => Some((item, Some(stream))),
+            Ok(None) => None,
+            Err(_) => {
+                drop(stream);
+                let e = QueryError::Timeout(format!(
+                    "the statement ran longer than the replica's statement timeout ({} s) and was cancelled",
+                    timeout.as_secs_f64()
+                ));
+                Some((Err(DataFusionError::from(e)), None))
+            }
+        }
+    });
+    Box::pin(RecordBatchStreamAdapter::new(schema, rows))
+}
+
 /// A Query replica's engine.
 pub struct Engine {
     catalog: Arc<Catalog>,
@@ -427,8 +508,10 @@ pub struct Engine {
     metasrv: MetasrvClient,
     key: TicketKey,
     runtime: Arc<RuntimeEnv>,
+    limits: Limits,
     target_partitions: usize,
     iceberg: Option<Arc<IcebergCatalog>>,
+    auth: Option<crate::auth::Authenticator>,
 }
 
 /// The snapshots a statement reads: Lake versions and Iceberg snapshots.
@@ -459,9 +542,13 @@ impl Engine {
             catalog,
             metasrv,
             key,
-            runtime: Arc::new(RuntimeEnv::default()),
+            runtime: Limits::default()
+                .runtime()
+                .unwrap_or_else(|_| Arc::new(RuntimeEnv::default())),
+            limits: Limits::default(),
             target_partitions,
             iceberg: None,
+            auth: None,
         }
     }
 
@@ -472,6 +559,28 @@ impl Engine {
     pub fn with_iceberg(mut self, config: &IcebergConfig) -> Result<Self, QueryError> {
         self.iceberg = Some(Arc::new(IcebergCatalog::new(config)?));
         Ok(self)
+    }
+
+    /// Bounds every statement by `limits`.
+    ///
+    /// # Errors
+    /// [`QueryError::InvalidArgument`] for limits that admit nothing;
+    /// [`QueryError::Execution`] when DataFusion cannot set up spilling.
+    pub fn with_limits(mut self, limits: Limits) -> Result<Self, QueryError> {
+        self.runtime = limits.runtime()?;
+        self.limits = limits;
+        Ok(self)
+    }
+
+    /// Requires a login of every client, checked by `auth` (see [`crate::auth`]).
+    pub fn with_auth(mut self, auth: crate::auth::Authenticator) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// The authenticator, when clients must log in.
+    pub fn auth(&self) -> Option<&crate::auth::Authenticator> {
+        self.auth.as_ref()
     }
 
     /// The `iceberg` catalog, when configured.
@@ -636,7 +745,7 @@ impl Engine {
         &self.key
     }
 
-    fn session(&self) -> SessionContext {
+    fn session(&self) -> Result<SessionContext, QueryError> {
         let config = SessionConfig::new()
             .with_default_catalog_and_schema(LAKE_CATALOG, DEFAULT_NAMESPACE)
             .with_create_default_catalog_and_schema(false)
@@ -647,9 +756,20 @@ impl Engine {
             // TIMESTAMP WITH TIME ZONE is an instant (zone UTC), as in PostgreSQL and
             // DuckDB, not a zone-less timestamp; AT TIME ZONE then converts between zones.
             .set_str("datafusion.execution.time_zone", "UTC");
+        // One memory pool per statement (a session serves one), over the shared spill space.
+        let pool = datafusion::execution::memory_pool::TrackConsumersPool::new(
+            datafusion::execution::memory_pool::FairSpillPool::new(
+                self.limits.statement_memory_bytes,
+            ),
+            std::num::NonZeroUsize::MIN.saturating_add(4),
+        );
+        let runtime =
+            datafusion::execution::runtime_env::RuntimeEnvBuilder::from_runtime_env(&self.runtime)
+                .with_memory_pool(Arc::new(pool))
+                .build_arc()?;
         let state = datafusion::execution::SessionStateBuilder::new()
             .with_config(config)
-            .with_runtime_env(self.runtime.clone())
+            .with_runtime_env(runtime)
             .with_default_features()
             .with_type_planner(Arc::new(crate::files::FileTypePlanner))
             .with_analyzer_rules(analyzer_rules())
@@ -658,7 +778,7 @@ impl Engine {
         for function in crate::files::functions() {
             ctx.register_udf(function);
         }
-        ctx
+        Ok(ctx)
     }
 
     /// Resolves the pins of `parsed` (or checks the given ones) against the catalog cache
@@ -718,7 +838,7 @@ impl Engine {
             let namespaces: Vec<String> = registry.namespaces().map(str::to_string).collect();
             Ok::<_, QueryError>((resolved, namespaces, registry.revision()))
         })?;
-        let ctx = self.session();
+        let ctx = self.session()?;
         let lake = Arc::new(MemoryCatalogProvider::new());
         let mut schemas: BTreeMap<String, Arc<MemorySchemaProvider>> = BTreeMap::new();
         for ns in namespaces {
@@ -785,6 +905,7 @@ impl Engine {
         let strict = is_read(&parsed.statement);
         let (ctx, pins, revision) = self.pinned_session(&parsed, given, strict).await?;
         let mut plan = ctx.state().statement_to_plan(parsed.statement).await?;
+        check_surface(&plan)?;
         let expected = || plan.get_parameter_types().map(|types| types.len());
         match bind {
             Bind::Describe => {}
@@ -890,11 +1011,12 @@ impl Engine {
         }
         let meta = self.table_meta(&namespace, &name)?;
         let schema = Arc::new(schema_from_ipc(&meta.schema_ipc)?);
-        let rows = ctx
+        let computed = ctx
             .execute_logical_plan(input.clone())
             .await?
             .execute_stream()
-            .await?
+            .await?;
+        let rows = with_deadline(computed, self.limits.statement_timeout)
             .map(move |batch| cast_batch(&batch?, &schema))
             .boxed();
         Ok((meta, rows))
@@ -1070,6 +1192,11 @@ impl Engine {
                     )?);
                 }
                 let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
+                let timeout = self.limits.statement_timeout;
+                let streams: Vec<_> = streams
+                    .into_iter()
+                    .map(|s| with_deadline(s, timeout))
+                    .collect();
                 // The schema announced in FlightInfo is the one streamed ([`wire_schema`]),
                 // even where a scan returns another physical type than its provider
                 // declares (e.g. a dictionary column that Lance stores as plain values).
@@ -1165,13 +1292,15 @@ impl Engine {
                 let schema = crate::files::mark_file_columns(create.input.schema().as_arrow())?;
                 let rows: RowStream = match create.input.as_ref() {
                     LogicalPlan::EmptyRelation(_) => futures::stream::empty().boxed(),
-                    input => ctx
-                        .execute_logical_plan(input.clone())
-                        .await?
-                        .execute_stream()
-                        .await?
-                        .map_err(QueryError::from)
-                        .boxed(),
+                    input => with_deadline(
+                        ctx.execute_logical_plan(input.clone())
+                            .await?
+                            .execute_stream()
+                            .await?,
+                        self.limits.statement_timeout,
+                    )
+                    .map_err(QueryError::from)
+                    .boxed(),
                 };
                 match self
                     .create_table(&namespace, &name, schema, rows, None)
@@ -1521,18 +1650,66 @@ fn is_write(plan: &LogicalPlan) -> bool {
     )
 }
 
+/// Refuses the plans no client may run, wherever they sit in the plan (subqueries
+/// included): `COPY … TO`, which writes files wherever the server's user can, and a write
+/// nested inside another statement (`EXPLAIN ANALYZE` runs its statement, so `EXPLAIN
+/// ANALYZE INSERT …` or `… COPY …` would write under the cover of a read). Plain `EXPLAIN`
+/// runs nothing and may show any plan but COPY.
+///
+/// # Errors
+/// [`QueryError::Unsupported`] naming the statement and what to do instead.
+fn check_surface(plan: &LogicalPlan) -> Result<(), QueryError> {
+    use datafusion::common::tree_node::TreeNodeRecursion;
+    let explain_only = matches!(plan, LogicalPlan::Explain(_));
+    let mut refusal = None;
+    plan.apply_with_subqueries(|node| {
+        let nested = !std::ptr::eq(node, plan);
+        refusal = match node {
+            LogicalPlan::Copy(_) => Some(
+                "COPY … TO writes files on the server, which clients may not do: read the rows over Flight SQL, or keep them with CREATE TABLE … AS SELECT"
+                    .to_string(),
+            ),
+            node if nested && !explain_only && is_write(node) => Some(format!(
+                "{} inside another statement (EXPLAIN ANALYZE runs its statement): run writes on their own",
+                node.display()
+            )),
+            _ => None,
+        };
+        Ok(if refusal.is_some() {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        })
+    })?;
+    refusal.map_or(Ok(()), |r| Err(QueryError::Unsupported(r)))
+}
+
 fn types_known(plan: &LogicalPlan) -> bool {
     plan.get_parameter_types()
         .map(|types| types.values().all(Option::is_some))
         .unwrap_or(false)
 }
 
+/// Most parameter rows one bind of a prepared statement may carry: each row is planned
+/// and run as its own statement. Bulk rows go through ingest, which streams.
+pub const PARAMETER_ROWS_MAX: usize = 1000;
+
 /// Rows of parameter values from a base64 IPC stream.
+///
+/// # Errors
+/// [`QueryError::TooLarge`] past [`PARAMETER_ROWS_MAX`] rows; [`QueryError::InvalidArgument`]
+/// for bytes that are not an Arrow IPC stream.
 fn param_rows(params: Option<&str>) -> Result<Vec<Vec<ScalarValue>>, QueryError> {
     let Some(params) = params else {
         return Ok(Vec::new());
     };
     let (_, batches) = batches_from_ipc(&unb64(params)?)?;
+    let count: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    if count > PARAMETER_ROWS_MAX {
+        return Err(QueryError::TooLarge(format!(
+            "{count} parameter rows in one bind; at most {PARAMETER_ROWS_MAX} are accepted (each is its own statement): send bulk rows with ingest (ADBC adbc_ingest, CommandStatementIngest) instead"
+        )));
+    }
     let mut rows = Vec::new();
     for batch in batches {
         for row in 0..batch.num_rows() {

@@ -108,9 +108,9 @@ impl LakeFlightService {
             })
     }
 
-    fn sealed_ticket(&self, sealed: &Sealed) -> Vec<u8> {
+    fn sealed_ticket(&self, sealed: &Sealed, principal: Option<&str>) -> Vec<u8> {
         TicketStatementQuery {
-            statement_handle: self.engine.key().seal(sealed).into(),
+            statement_handle: self.engine.key().seal(sealed, principal).into(),
         }
         .as_any()
         .encode_to_vec()
@@ -121,16 +121,34 @@ impl LakeFlightService {
         sql: String,
         params: Option<String>,
         writes: Writes,
+        principal: Option<String>,
         descriptor: FlightDescriptor,
     ) -> Result<Response<FlightInfo>, Status> {
         let engine = self.engine.clone();
+        let at_planning = matches!(writes, Writes::AtPlanning { .. });
+        let planned =
+            to_completion(async move { engine.prepare_statement(&sql, params, writes).await })
+                .await;
+        match &planned {
+            // A write ran here: its audit line.
+            Ok(Planned {
+                written: Some(rows),
+                ..
+            }) => crate::audit::Audit::write(principal.as_deref())
+                .written(&Ok::<_, QueryError>(*rows)),
+            // A prepared statement that failed to plan or (as a write) to run.
+            Err(e) if at_planning => {
+                crate::audit::Audit::of(principal.as_deref(), "prepared").written(&Err::<i64, _>(e))
+            }
+            _ => {}
+        }
         let Planned {
             schema,
             ticket,
             written,
-        } = to_completion(async move { engine.prepare_statement(&sql, params, writes).await })
-            .await?;
-        let mut info = self.flight_info(&schema, self.sealed_ticket(&ticket), descriptor)?;
+        } = planned?;
+        let ticket = self.sealed_ticket(&ticket, principal.as_deref());
+        let mut info = self.flight_info(&schema, ticket, descriptor)?;
         if let Some(rows) = written {
             // ADBC reports this as the statement's row count.
             info = info.with_total_records(rows);
@@ -154,8 +172,12 @@ impl LakeFlightService {
 
     /// A prepared statement handle's SQL, bound parameters and the operation id of that
     /// bind.
-    fn prepared_sql(&self, handle: &[u8]) -> Result<PreparedHandle, Status> {
-        match self.engine.key().open(handle)? {
+    fn prepared_sql(
+        &self,
+        handle: &[u8],
+        principal: Option<&str>,
+    ) -> Result<PreparedHandle, Status> {
+        match self.engine.key().open(handle, principal)? {
             Sealed::Prepared {
                 sql,
                 params,
@@ -321,6 +343,15 @@ async fn put_rows(
     Ok((schema, rows))
 }
 
+/// The principal [`crate::auth::AuthLayer`] found for a call (`None` when clients do not
+/// log in).
+fn principal<T>(request: &Request<T>) -> Option<String> {
+    request
+        .extensions()
+        .get::<crate::auth::Principal>()
+        .map(|p| p.0.clone())
+}
+
 fn put_error(e: FlightError) -> QueryError {
     match e {
         FlightError::Tonic(status) => QueryError::InvalidArgument(status.message().to_string()),
@@ -334,19 +365,30 @@ impl FlightSqlService for LakeFlightService {
 
     async fn do_handshake(
         &self,
-        _request: Request<Streaming<HandshakeRequest>>,
+        request: Request<Streaming<HandshakeRequest>>,
     ) -> Result<
         Response<Pin<Box<dyn Stream<Item = Result<HandshakeResponse, Status>> + Send>>>,
         Status,
     > {
-        // No authentication in the embedded server: accept and return an empty token.
         let response = HandshakeResponse {
             protocol_version: 0,
             payload: Default::default(),
         };
-        Ok(Response::new(Box::pin(futures::stream::iter([Ok(
-            response,
-        )]))))
+        let mut response = Response::new(Box::pin(futures::stream::iter([Ok(response)]))
+            as Pin<Box<dyn Stream<Item = Result<HandshakeResponse, Status>> + Send>>);
+        // Without users (the loopback demo) everyone is let in and no token is needed.
+        if let Some(auth) = self.engine.auth() {
+            let header = request
+                .metadata()
+                .get("authorization")
+                .and_then(|v| v.to_str().ok());
+            let token = auth.login(header)?;
+            let value = format!("Bearer {token}")
+                .parse()
+                .map_err(|_| Status::internal("token is not a valid header value"))?;
+            response.metadata_mut().insert("authorization", value);
+        }
+        Ok(response)
     }
 
     async fn get_flight_info_statement(
@@ -355,10 +397,12 @@ impl FlightSqlService for LakeFlightService {
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
         let operation_id = idempotency_key(&request)?;
+        let principal = principal(&request);
         self.statement_info(
             query.query,
             None,
             Writes::AtRedeem { operation_id },
+            principal,
             request.into_inner(),
         )
         .await
@@ -369,12 +413,14 @@ impl FlightSqlService for LakeFlightService {
         cmd: CommandPreparedStatementQuery,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        let handle = self.prepared_sql(&cmd.prepared_statement_handle)?;
+        let principal = principal(&request);
+        let handle = self.prepared_sql(&cmd.prepared_statement_handle, principal.as_deref())?;
         let operation_id = idempotency_key(&request)?.or(handle.operation_id);
         self.statement_info(
             handle.sql,
             handle.params,
             Writes::AtPlanning { operation_id },
+            principal,
             request.into_inner(),
         )
         .await
@@ -383,13 +429,37 @@ impl FlightSqlService for LakeFlightService {
     async fn do_get_statement(
         &self,
         ticket: TicketStatementQuery,
-        _request: Request<Ticket>,
+        request: Request<Ticket>,
     ) -> Result<Response<DoGetStream>, Status> {
-        let sealed = self.engine.key().open(&ticket.statement_handle)?;
+        let principal = principal(&request);
+        let sealed = self
+            .engine
+            .key()
+            .open(&ticket.statement_handle, principal.as_deref())?;
+        let mut audit = crate::audit::Audit::start(principal.as_deref(), &sealed);
         let engine = self.engine.clone();
         let (schema, stream) =
-            to_completion(async move { engine.execute_ticket(sealed).await }).await?;
-        Ok(batch_stream(schema, stream.map_err(QueryError::from)))
+            match to_completion(async move { engine.execute_ticket(sealed).await }).await {
+                Ok(answer) => answer,
+                Err(e) => {
+                    audit.failed(&e);
+                    return Err(e.into());
+                }
+            };
+        // The audit line is written when the stream ends, or fails, or is dropped early.
+        let stream = futures::stream::unfold(
+            (stream.map_err(QueryError::from), audit),
+            |(mut stream, mut audit)| async move {
+                let item = stream.next().await;
+                match &item {
+                    Some(Ok(batch)) => audit.rows(batch.num_rows()),
+                    Some(Err(e)) => audit.failed(e),
+                    None => audit.finished(),
+                }
+                item.map(|item| (item, (stream, audit)))
+            },
+        );
+        Ok(batch_stream(schema, stream))
     }
 
     async fn get_flight_info_catalogs(
@@ -550,13 +620,16 @@ impl FlightSqlService for LakeFlightService {
         request: Request<PeekableFlightDataStream>,
     ) -> Result<i64, Status> {
         let operation_id = idempotency_key(&request)?;
+        let audit = crate::audit::Audit::write(principal(&request).as_deref());
         let engine = self.engine.clone();
-        Ok(to_completion(async move {
+        let result = to_completion(async move {
             engine
                 .execute_update(&ticket.query, None, operation_id)
                 .await
         })
-        .await?)
+        .await;
+        audit.written(&result);
+        Ok(result?)
     }
 
     async fn do_put_prepared_statement_update(
@@ -564,7 +637,8 @@ impl FlightSqlService for LakeFlightService {
         query: CommandPreparedStatementUpdate,
         request: Request<PeekableFlightDataStream>,
     ) -> Result<i64, Status> {
-        let handle = self.prepared_sql(&query.prepared_statement_handle)?;
+        let principal = principal(&request);
+        let handle = self.prepared_sql(&query.prepared_statement_handle, principal.as_deref())?;
         let key = idempotency_key(&request)?;
         // Parameters may come with this DoPut or from an earlier bind (whose operation id
         // then applies).
@@ -572,13 +646,16 @@ impl FlightSqlService for LakeFlightService {
             Some(params) => (Some(params), key),
             None => (handle.params, key.or(handle.operation_id)),
         };
+        let audit = crate::audit::Audit::write(principal.as_deref());
         let engine = self.engine.clone();
-        Ok(to_completion(async move {
+        let result = to_completion(async move {
             engine
                 .execute_update(&handle.sql, params, operation_id)
                 .await
         })
-        .await?)
+        .await;
+        audit.written(&result);
+        Ok(result?)
     }
 
     async fn do_put_prepared_statement_query(
@@ -586,15 +663,21 @@ impl FlightSqlService for LakeFlightService {
         query: CommandPreparedStatementQuery,
         request: Request<PeekableFlightDataStream>,
     ) -> Result<DoPutPreparedStatementResult, Status> {
-        let sql = self.prepared_sql(&query.prepared_statement_handle)?.sql;
+        let principal = principal(&request);
+        let sql = self
+            .prepared_sql(&query.prepared_statement_handle, principal.as_deref())?
+            .sql;
         let params = Engine::collect_params(put_batches(request)).await?;
         // Each bind is one execution: a retry of it must not write twice.
         let operation_id = params.is_some().then(crate::engine::random_operation_id);
-        let handle = self.engine.key().seal(&Sealed::Prepared {
-            sql,
-            params,
-            operation_id,
-        });
+        let handle = self.engine.key().seal(
+            &Sealed::Prepared {
+                sql,
+                params,
+                operation_id,
+            },
+            principal.as_deref(),
+        );
         Ok(DoPutPreparedStatementResult {
             prepared_statement_handle: Some(handle.into()),
         })
@@ -734,7 +817,7 @@ impl FlightSqlService for LakeFlightService {
     async fn do_action_create_prepared_statement(
         &self,
         query: ActionCreatePreparedStatementRequest,
-        _request: Request<arrow_flight::Action>,
+        request: Request<arrow_flight::Action>,
     ) -> Result<ActionCreatePreparedStatementResult, Status> {
         let (schema, parameters) = self.engine.describe_prepared(&query.query).await?;
         let options = arrow::ipc::writer::IpcWriteOptions::default();
@@ -744,11 +827,14 @@ impl FlightSqlService for LakeFlightService {
         let IpcMessage(parameter_schema) = SchemaAsIpc::new(&parameters, &options)
             .try_into()
             .map_err(arrow_status)?;
-        let handle = self.engine.key().seal(&Sealed::Prepared {
-            sql: query.query,
-            params: None,
-            operation_id: None,
-        });
+        let handle = self.engine.key().seal(
+            &Sealed::Prepared {
+                sql: query.query,
+                params: None,
+                operation_id: None,
+            },
+            principal(&request).as_deref(),
+        );
         Ok(ActionCreatePreparedStatementResult {
             prepared_statement_handle: handle.into(),
             dataset_schema,

@@ -8,6 +8,8 @@
 //! * [`serve`]: runs the service on a listener; [`redact`] keeps server paths out of the
 //!   error messages it sends.
 
+pub mod audit;
+pub mod auth;
 pub mod canonical_float;
 pub mod catalog;
 pub mod checked_integers;
@@ -25,7 +27,7 @@ pub mod ticket;
 
 use std::sync::Arc;
 
-pub use engine::Engine;
+pub use engine::{Engine, Limits};
 pub use error::QueryError;
 pub use flight::LakeFlightService;
 pub use ticket::TicketKey;
@@ -41,10 +43,12 @@ pub async fn serve(
     received: Arc<std::sync::atomic::AtomicU64>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), QueryError> {
+    let auth = auth::AuthLayer::new(engine.auth().cloned());
     let service = LakeFlightService::new(engine)?;
     let incoming = lake_metasrv::server::incoming(listener, received);
     tonic::transport::Server::builder()
         .layer(redact::RedactLayer)
+        .layer(auth)
         .add_service(service.into_server())
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await

@@ -49,6 +49,11 @@ pub const SQL_LEN_MAX: usize = 1 << 20;
 /// planning recurses per level.
 pub const EXPR_DEPTH_MAX: usize = 256;
 
+/// Most set operations (`UNION`, `INTERSECT`, `EXCEPT`) and most `JOIN`s one statement
+/// may have: the parser reads a chain of them in a loop but builds a tree as deep as the
+/// chain, and everything after it (rewriting, planning, dropping it) recurses per level.
+pub const CHAIN_MAX: usize = 1000;
+
 /// DataFusion's generic dialect plus table versioning (time travel).
 #[derive(Debug, Default)]
 pub struct LakeDialect(GenericDialect);
@@ -400,6 +405,7 @@ pub fn parse(sql: &str) -> Result<ParsedStatement, QueryError> {
             sql.len()
         )));
     }
+    check_chains(sql)?;
     let sql = rewrite_ref_clauses(sql)?;
     let dialect = LakeDialect::default();
     let mut statements = DFParserBuilder::new(sql.as_ref())
@@ -440,6 +446,48 @@ pub fn parse(sql: &str) -> Result<ParsedStatement, QueryError> {
     let (tables, _ctes) =
         resolve_table_references(&statement, true).map_err(|e| QueryError::Sql(e.to_string()))?;
     Ok(ParsedStatement { statement, tables })
+}
+
+/// Refuses a statement with more than [`CHAIN_MAX`] set operations or joins, counted on its
+/// tokens (the tokenizer, unlike everything after it, does not recurse), so a long chain
+/// never reaches code that would exhaust the stack.
+///
+/// # Errors
+/// [`QueryError::TooLarge`] naming the count and the limit; [`QueryError::Sql`] for text
+/// that does not tokenize.
+fn check_chains(sql: &str) -> Result<(), QueryError> {
+    let upper = sql.to_ascii_uppercase();
+    let mentions = ["UNION", "INTERSECT", "EXCEPT", "JOIN"]
+        .iter()
+        .map(|k| upper.matches(k).count())
+        .sum::<usize>();
+    if mentions <= CHAIN_MAX {
+        return Ok(());
+    }
+    let dialect = LakeDialect::default();
+    let tokens = Tokenizer::new(&dialect, sql)
+        .tokenize()
+        .map_err(|e| QueryError::Sql(e.to_string()))?;
+    let count = |keywords: &[Keyword]| {
+        tokens
+            .iter()
+            .filter(|t| matches!(t, Token::Word(w) if w.quote_style.is_none() && keywords.contains(&w.keyword)))
+            .count()
+    };
+    for (what, n) in [
+        (
+            "set operations (UNION, INTERSECT, EXCEPT)",
+            count(&[Keyword::UNION, Keyword::INTERSECT, Keyword::EXCEPT]),
+        ),
+        ("joins", count(&[Keyword::JOIN])),
+    ] {
+        if n > CHAIN_MAX {
+            return Err(QueryError::TooLarge(format!(
+                "the statement has {n} {what}; at most {CHAIN_MAX} are accepted (load the rows into a table and query that instead)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Rewrites time-travel clauses (see the module docs) and numbers JDBC/ODBC-style `?`

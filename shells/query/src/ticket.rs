@@ -4,7 +4,9 @@
 //! keyed with the replicas' shared ticket key, so any replica can verify a handle another
 //! one issued and a client cannot forge or alter one (e.g. to read a version it was not
 //! planned against). Handles carry everything needed to serve them: the server keeps no
-//! per-statement state.
+//! per-statement state. The payload also names the principal the handle was issued to
+//! (when clients log in) and when it expires: a handle serves only its own user, and only
+//! for as long as its purpose lasts ([`TICKET_TTL`], [`PREPARED_TTL`]).
 
 use base64::Engine;
 use hmac::{Hmac, Mac};
@@ -13,7 +15,26 @@ use sha2::Sha256;
 
 use crate::QueryError;
 
-const FORMAT_VERSION: u8 = 1;
+const FORMAT_VERSION: u8 = 2;
+/// How long a ticket (a planned query or write, a write's result) may be redeemed.
+pub const TICKET_TTL: std::time::Duration = std::time::Duration::from_secs(3600);
+/// How long a prepared statement handle stays valid.
+pub const PREPARED_TTL: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// What is sealed: a handle, whom it was issued to, and until when (Unix epoch ms).
+#[derive(Serialize, Deserialize)]
+struct Envelope {
+    handle: Sealed,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    principal: Option<String>,
+    expires_ms: u64,
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
 const TAG_LEN: usize = 32;
 
 /// One table version pinned at planning.
@@ -85,13 +106,41 @@ impl TicketKey {
         Ok(Self { mac })
     }
 
+    /// A key for another purpose derived from this one (HMAC-SHA256 of `label`), so
+    /// every replica sharing the ticket key derives the same one and neither key reveals
+    /// the other.
+    pub fn derive(&self, label: &str) -> Vec<u8> {
+        let mut mac = self.mac();
+        mac.update(b"lake derived key: ");
+        mac.update(label.as_bytes());
+        mac.finalize().into_bytes().to_vec()
+    }
+
     fn mac(&self) -> Hmac<Sha256> {
         self.mac.clone()
     }
 
-    /// Seals `value`.
-    pub fn seal(&self, value: &Sealed) -> Vec<u8> {
-        let payload = serde_json::to_vec(value).unwrap_or_default();
+    /// Seals `value` for `principal` (`None` when clients do not log in), valid for
+    /// [`PREPARED_TTL`] if it is a prepared statement handle, else [`TICKET_TTL`].
+    pub fn seal(&self, value: &Sealed, principal: Option<&str>) -> Vec<u8> {
+        let ttl = match value {
+            Sealed::Prepared { .. } => PREPARED_TTL,
+            _ => TICKET_TTL,
+        };
+        self.seal_until(
+            value,
+            principal,
+            now_ms().saturating_add(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)),
+        )
+    }
+
+    fn seal_until(&self, value: &Sealed, principal: Option<&str>, expires_ms: u64) -> Vec<u8> {
+        let envelope = Envelope {
+            handle: value.clone(),
+            principal: principal.map(str::to_string),
+            expires_ms,
+        };
+        let payload = serde_json::to_vec(&envelope).unwrap_or_default();
         let mut mac = self.mac();
         mac.update(&payload);
         let tag = mac.finalize().into_bytes();
@@ -102,12 +151,13 @@ impl TicketKey {
         out
     }
 
-    /// Opens a sealed handle.
+    /// Opens a sealed handle presented by `principal`.
     ///
     /// # Errors
     /// [`QueryError::InvalidArgument`] when the handle is truncated, of another format, or
-    /// was not sealed by a replica sharing this key.
-    pub fn open(&self, bytes: &[u8]) -> Result<Sealed, QueryError> {
+    /// was not sealed by a replica sharing this key; [`QueryError::Unauthenticated`] when
+    /// it was issued to another principal or has expired.
+    pub fn open(&self, bytes: &[u8], principal: Option<&str>) -> Result<Sealed, QueryError> {
         let invalid = || {
             QueryError::InvalidArgument(
                 "invalid ticket or statement handle: it was not issued by this Lake deployment or was altered".into(),
@@ -120,7 +170,19 @@ impl TicketKey {
         let mut mac = self.mac();
         mac.update(payload);
         mac.verify_slice(tag).map_err(|_| invalid())?;
-        serde_json::from_slice(payload).map_err(|_| invalid())
+        let envelope: Envelope = serde_json::from_slice(payload).map_err(|_| invalid())?;
+        if envelope.principal.as_deref() != principal {
+            return Err(QueryError::Unauthenticated(
+                "this ticket or statement handle was issued to another user".into(),
+            ));
+        }
+        if now_ms() >= envelope.expires_ms {
+            return Err(QueryError::Unauthenticated(
+                "this ticket or statement handle has expired: plan or prepare the statement again"
+                    .into(),
+            ));
+        }
+        Ok(envelope.handle)
     }
 }
 
@@ -163,18 +225,44 @@ mod tests {
             params: None,
             revision: 12,
         };
-        let sealed = key.seal(&value);
-        assert_eq!(key.open(&sealed).expect("opens"), value);
+        let sealed = key.seal(&value, None);
+        assert_eq!(key.open(&sealed, None).expect("opens"), value);
         let mut forged = sealed.clone();
         let last = forged.len() - 3;
         forged[last] ^= 1;
-        assert!(key.open(&forged).is_err());
+        assert!(key.open(&forged, None).is_err());
         assert!(
             TicketKey::new(&[8; 32])
                 .expect("key")
-                .open(&sealed)
+                .open(&sealed, None)
                 .is_err()
         );
-        assert!(key.open(&sealed[..10]).is_err());
+        assert!(key.open(&sealed[..10], None).is_err());
+    }
+
+    #[test]
+    fn a_ticket_serves_only_its_principal_and_only_until_it_expires() {
+        let key = TicketKey::new(&[7; 32]).expect("key");
+        let value = Sealed::Result { ipc: "x".into() };
+        let ada = key.seal(&value, Some("ada"));
+        assert_eq!(key.open(&ada, Some("ada")).expect("ada"), value);
+        for other in [Some("bob"), None] {
+            let err = key.open(&ada, other).expect_err("another principal");
+            assert!(
+                matches!(err, QueryError::Unauthenticated(ref m) if m.contains("another user")),
+                "{err}"
+            );
+        }
+        let anonymous = key.seal(&value, None);
+        assert!(key.open(&anonymous, Some("ada")).is_err());
+        let expired = key.seal_until(&value, Some("ada"), now_ms() - 1);
+        let err = key.open(&expired, Some("ada")).expect_err("expired");
+        assert!(err.to_string().contains("expired"), "{err}");
+        let prepared = Sealed::Prepared {
+            sql: "SELECT 1".into(),
+            params: None,
+            operation_id: None,
+        };
+        assert!(key.open(&key.seal(&prepared, None), None).is_ok());
     }
 }

@@ -1,0 +1,512 @@
+//! Who is calling: Flight SQL authentication.
+//!
+//! Flight SQL clients log in with the Flight `Handshake` call carrying HTTP Basic
+//! credentials (`authorization: Basic base64(NAME:PASSWORD)`, RFC 7617; the Go-based ADBC
+//! driver sends the base64 without `=` padding, so both forms are accepted) and get a
+//! bearer token back in the `authorization: Bearer TOKEN` response header (Arrow Flight
+//! "Authentication", as ADBC's `username`/`password` options and pyarrow's
+//! `authenticate_basic_token` expect). Every other call carries that header; a call
+//! without it, or with a token that is forged, altered or expired, is refused with
+//! `UNAUTHENTICATED` saying which, before it reaches the service ([`AuthLayer`]).
+//!
+//! Principals come from a users file ([`Users`]): one `NAME:PHC-HASH` line per user, the
+//! hash argon2id in the PHC string format (never a password), written by `lake user add`.
+//! Tokens are `lake1.NAME.EXPIRY_MS.TAG`, TAG an HMAC-SHA256 under the replicas' shared
+//! ticket key, so a token from one replica is accepted by all of them until it expires.
+//!
+//! A replica without a users file authenticates nobody and accepts every call: the
+//! zero-configuration loopback demo. The CLI refuses to start it on any other address
+//! unless told so explicitly.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use base64::Engine as _;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use tonic::Status;
+
+use crate::QueryError;
+
+/// The gRPC path of Flight's `Handshake`, the one call that needs no token.
+pub const HANDSHAKE_PATH: &str = "/arrow.flight.protocol.FlightService/Handshake";
+/// How long a token is valid by default.
+pub const TOKEN_TTL_DEFAULT: Duration = Duration::from_secs(12 * 3600);
+/// Longest user name, in bytes; names are ASCII letters, digits, `_`, `-` and `.`.
+pub const USER_NAME_MAX: usize = 64;
+/// Longest password accepted, in bytes.
+pub const PASSWORD_MAX: usize = 1024;
+/// Longest `authorization` header read, in bytes.
+const HEADER_MAX: usize = 4096;
+/// Token format version.
+const TOKEN_PREFIX: &str = "lake1";
+
+/// Who made a call: the user name of a valid token, as the request's extension.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Principal(pub String);
+
+/// The users a replica knows: name → argon2id PHC hash.
+#[derive(Clone, Debug, Default)]
+pub struct Users {
+    hashes: BTreeMap<String, String>,
+}
+
+/// Checks a user name: 1 to [`USER_NAME_MAX`] ASCII letters, digits, `_`, `-` or `.`.
+///
+/// # Errors
+/// [`QueryError::InvalidArgument`] naming the allowed form.
+pub fn validate_user_name(name: &str) -> Result<(), QueryError> {
+    let ok = (1..=USER_NAME_MAX).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(QueryError::InvalidArgument(format!(
+            "invalid user name {:?}: use 1 to {USER_NAME_MAX} ASCII letters, digits, '_', '-' or '.'",
+            lake_core::registry::shorten(name)
+        )))
+    }
+}
+
+/// The argon2id hash (PHC string, the crate's default parameters: 19 MiB, 2 passes) of
+/// `password` under a fresh random salt.
+///
+/// # Errors
+/// [`QueryError::InvalidArgument`] for an empty password or one over [`PASSWORD_MAX`]
+/// bytes.
+pub fn hash_password(password: &str) -> Result<String, QueryError> {
+    if password.is_empty() || password.len() > PASSWORD_MAX {
+        return Err(QueryError::InvalidArgument(format!(
+            "a password has 1 to {PASSWORD_MAX} bytes"
+        )));
+    }
+    let salt = SaltString::encode_b64(&rand::random::<[u8; 16]>())
+        .map_err(|e| QueryError::Execution(format!("salt: {e}")))?;
+    argon2::Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|hash| hash.to_string())
+        .map_err(|e| QueryError::Execution(format!("hashing the password: {e}")))
+}
+
+impl Users {
+    /// Reads a users file: one `NAME:HASH` per line (blank lines and `#` comments
+    /// ignored).
+    ///
+    /// # Errors
+    /// [`QueryError::InvalidArgument`] naming the file and line of a malformed entry or
+    /// a hash that is not a PHC string; [`QueryError::NotFound`] for a missing file.
+    pub fn load(path: &Path) -> Result<Self, QueryError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| QueryError::NotFound(format!("users file {}: {e}", path.display())))?;
+        Self::parse(&text)
+            .map_err(|e| QueryError::InvalidArgument(format!("users file {}: {e}", path.display())))
+    }
+
+    /// Parses the text of a users file (see [`Users::load`]).
+    ///
+    /// # Errors
+    /// A message naming the line that is wrong.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut hashes = BTreeMap::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let Some((name, hash)) = line.split_once(':') else {
+                return Err(format!("line {}: expected NAME:HASH", n + 1));
+            };
+            validate_user_name(name).map_err(|e| format!("line {}: {e}", n + 1))?;
+            PasswordHash::new(hash)
+                .map_err(|e| format!("line {}: not a PHC password hash ({e})", n + 1))?;
+            hashes.insert(name.to_string(), hash.to_string());
+        }
+        Ok(Self { hashes })
+    }
+
+    /// The file text of these users.
+    pub fn to_text(&self) -> String {
+        let mut text =
+            String::from("# Lake users: NAME:argon2id hash (written by `lake user add`)\n");
+        for (name, hash) in &self.hashes {
+            text.push_str(&format!("{name}:{hash}\n"));
+        }
+        text
+    }
+
+    /// Adds `name` with `password`, or sets a new password for it.
+    ///
+    /// # Errors
+    /// [`QueryError::InvalidArgument`] for a bad name or password.
+    pub fn set(&mut self, name: &str, password: &str) -> Result<(), QueryError> {
+        validate_user_name(name)?;
+        self.hashes
+            .insert(name.to_string(), hash_password(password)?);
+        Ok(())
+    }
+
+    /// Whether `password` is `name`'s. An unknown name costs the same hashing work as a
+    /// known one, so timing does not tell which names exist.
+    pub fn verify(&self, name: &str, password: &str) -> bool {
+        static UNKNOWN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let known = self.hashes.get(name);
+        let hash = match known {
+            Some(hash) => hash.as_str(),
+            None => UNKNOWN
+                .get_or_init(|| hash_password("no such user").unwrap_or_default())
+                .as_str(),
+        };
+        let matches = PasswordHash::new(hash).is_ok_and(|parsed| {
+            argon2::Argon2::default()
+                .verify_password(password.as_bytes(), &parsed)
+                .is_ok()
+        });
+        known.is_some() && matches
+    }
+
+    /// How many users there are.
+    pub fn len(&self) -> usize {
+        self.hashes.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.hashes.is_empty()
+    }
+}
+
+/// Logs users in and checks their tokens.
+#[derive(Clone)]
+pub struct Authenticator {
+    users: Arc<Users>,
+    mac: Hmac<Sha256>,
+    ttl: Duration,
+}
+
+impl std::fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authenticator")
+            .field("users", &self.users.len())
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl Authenticator {
+    /// Logs in `users`, signing tokens valid for `ttl` with `key` (the replicas' shared
+    /// ticket key bytes).
+    ///
+    /// # Errors
+    /// [`QueryError::InvalidArgument`] if HMAC refuses the key.
+    pub fn new(users: Users, key: &[u8], ttl: Duration) -> Result<Self, QueryError> {
+        let mac = Hmac::<Sha256>::new_from_slice(key)
+            .map_err(|e| QueryError::InvalidArgument(format!("token key: {e}")))?;
+        Ok(Self {
+            users: Arc::new(users),
+            mac,
+            ttl,
+        })
+    }
+
+    fn tag(&self, name: &str, expiry_ms: u64) -> String {
+        let mut mac = self.mac.clone();
+        mac.update(format!("{TOKEN_PREFIX}|{name}|{expiry_ms}").as_bytes());
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
+    }
+
+    /// A token for `name`, valid until `expiry_ms` (Unix epoch milliseconds).
+    pub fn token(&self, name: &str, expiry_ms: u64) -> String {
+        format!(
+            "{TOKEN_PREFIX}.{name}.{expiry_ms}.{}",
+            self.tag(name, expiry_ms)
+        )
+    }
+
+    /// Checks the `authorization` header of a Handshake: HTTP Basic credentials, base64
+    /// with or without padding. Returns the bearer token for the user.
+    ///
+    /// # Errors
+    /// `UNAUTHENTICATED` for no or malformed credentials, or a wrong name or password
+    /// (one message for both, not telling which).
+    pub fn login(&self, authorization: Option<&str>) -> Result<String, Status> {
+        let (name, password) = basic_credentials(authorization)?;
+        if !self.users.verify(&name, &password) {
+            tracing::info!(user = %lake_core::registry::shorten(&name), "login refused");
+            return Err(Status::unauthenticated("wrong user name or password"));
+        }
+        let expiry =
+            now_ms().saturating_add(u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX));
+        Ok(self.token(&name, expiry))
+    }
+
+    /// The principal of the `authorization: Bearer TOKEN` header of a call.
+    ///
+    /// # Errors
+    /// `UNAUTHENTICATED` saying whether the header is missing, the token malformed or
+    /// not issued by this deployment (forged or altered), or expired.
+    pub fn check(&self, authorization: Option<&str>) -> Result<Principal, Status> {
+        let Some(header) = authorization else {
+            return Err(Status::unauthenticated(
+                "this Lake server requires a login: send HTTP Basic credentials with a Flight Handshake (ADBC: username and password options) and the bearer token it returns with every call",
+            ));
+        };
+        let token = header
+            .strip_prefix("Bearer ")
+            .or_else(|| header.strip_prefix("bearer "))
+            .ok_or_else(|| {
+                Status::unauthenticated(
+                    "the authorization header is not a bearer token: log in with a Flight Handshake first",
+                )
+            })?;
+        let forged = || {
+            Status::unauthenticated(
+                "invalid token: not issued by this Lake deployment, or altered; log in again",
+            )
+        };
+        let mut parts = token.trim().split('.');
+        let (Some(TOKEN_PREFIX), Some(name), Some(expiry), Some(tag), None) = (
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+        ) else {
+            return Err(forged());
+        };
+        let expiry_ms: u64 = expiry.parse().map_err(|_| forged())?;
+        let given = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(tag)
+            .map_err(|_| forged())?;
+        let mut mac = self.mac.clone();
+        mac.update(format!("{TOKEN_PREFIX}|{name}|{expiry_ms}").as_bytes());
+        mac.verify_slice(&given).map_err(|_| forged())?;
+        if now_ms() >= expiry_ms {
+            return Err(Status::unauthenticated(
+                "the token has expired: log in again",
+            ));
+        }
+        Ok(Principal(name.to_string()))
+    }
+}
+
+/// The user name and password of an `authorization: Basic …` header (RFC 7617), base64
+/// with or without `=` padding.
+///
+/// # Errors
+/// `UNAUTHENTICATED` naming what is wrong with the header.
+pub fn basic_credentials(authorization: Option<&str>) -> Result<(String, String), Status> {
+    let header = authorization.ok_or_else(|| {
+        Status::unauthenticated(
+            "log in with HTTP Basic credentials: authorization: Basic base64(NAME:PASSWORD)",
+        )
+    })?;
+    if header.len() > HEADER_MAX {
+        return Err(Status::unauthenticated(format!(
+            "authorization header over {HEADER_MAX} bytes"
+        )));
+    }
+    let encoded = header
+        .strip_prefix("Basic ")
+        .or_else(|| header.strip_prefix("basic "))
+        .ok_or_else(|| {
+            Status::unauthenticated(
+                "the Handshake's authorization header is not HTTP Basic: send Basic base64(NAME:PASSWORD)",
+            )
+        })?
+        .trim();
+    let decoded = base64::engine::general_purpose::STANDARD_NO_PAD
+        .decode(encoded.trim_end_matches('='))
+        .map_err(|_| Status::unauthenticated("the Basic credentials are not base64"))?;
+    let text = String::from_utf8(decoded)
+        .map_err(|_| Status::unauthenticated("the Basic credentials are not UTF-8"))?;
+    let (name, password) = text
+        .split_once(':')
+        .ok_or_else(|| Status::unauthenticated("the Basic credentials are not NAME:PASSWORD"))?;
+    Ok((name.to_string(), password.to_string()))
+}
+
+/// Refuses every call but `Handshake` that carries no valid token (see the module doc),
+/// and hands the calls it lets through their [`Principal`] as a request extension.
+#[derive(Clone, Debug)]
+pub struct AuthLayer {
+    auth: Option<Authenticator>,
+}
+
+impl AuthLayer {
+    /// Checks tokens with `auth`; `None` lets every call through (no users configured).
+    pub fn new(auth: Option<Authenticator>) -> Self {
+        Self { auth }
+    }
+}
+
+impl<S> tower_layer::Layer<S> for AuthLayer {
+    type Service = Auth<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Auth {
+            inner,
+            auth: self.auth.clone(),
+        }
+    }
+}
+
+/// The service [`AuthLayer`] makes.
+#[derive(Clone, Debug)]
+pub struct Auth<S> {
+    inner: S,
+    auth: Option<Authenticator>,
+}
+
+impl<S, ReqBody, ResBody> tower_service::Service<http::Request<ReqBody>> for Auth<S>
+where
+    S: tower_service::Service<http::Request<ReqBody>, Response = http::Response<ResBody>>,
+    S::Future: Send + 'static,
+    ResBody: Default + Send + 'static,
+    S::Error: Send + 'static,
+{
+    type Response = http::Response<ResBody>;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: http::Request<ReqBody>) -> Self::Future {
+        if let Some(auth) = &self.auth
+            && request.uri().path() != HANDSHAKE_PATH
+        {
+            let header = request
+                .headers()
+                .get(http::header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok());
+            match auth.check(header) {
+                Ok(principal) => {
+                    request.extensions_mut().insert(principal);
+                }
+                Err(status) => {
+                    let response = status.into_http::<ResBody>();
+                    return Box::pin(async move { Ok(response) });
+                }
+            }
+        }
+        let response = self.inner.call(request);
+        Box::pin(response)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn authenticator(ttl: Duration) -> Authenticator {
+        let mut users = Users::default();
+        users.set("ada", "correct horse").expect("set");
+        Authenticator::new(users, &[7; 32], ttl).expect("auth")
+    }
+
+    fn basic(credentials: &str, pad: bool) -> String {
+        let engine = if pad {
+            base64::engine::general_purpose::STANDARD
+        } else {
+            base64::engine::general_purpose::STANDARD_NO_PAD
+        };
+        format!("Basic {}", engine.encode(credentials))
+    }
+
+    #[test]
+    fn login_accepts_padded_and_unpadded_basic_and_refuses_wrong_passwords() {
+        let auth = authenticator(TOKEN_TTL_DEFAULT);
+        // "ada:correct horse" is 17 bytes: its base64 ends in one '='.
+        for pad in [true, false] {
+            let token = auth
+                .login(Some(basic("ada:correct horse", pad).as_str()))
+                .expect("login");
+            let principal = auth
+                .check(Some(format!("Bearer {token}").as_str()))
+                .expect("token");
+            assert_eq!(principal, Principal("ada".into()));
+        }
+        for wrong in ["ada:wrong", "bob:correct horse", "ada:", ":correct horse"] {
+            let err = auth
+                .login(Some(basic(wrong, true).as_str()))
+                .expect_err(wrong);
+            assert_eq!(err.code(), tonic::Code::Unauthenticated);
+            assert_eq!(err.message(), "wrong user name or password");
+        }
+        for malformed in [
+            None,
+            Some("Bearer x"),
+            Some("Basic %%%"),
+            Some("Basic YWRh"),
+        ] {
+            let err = auth.login(malformed).expect_err("malformed");
+            assert_eq!(err.code(), tonic::Code::Unauthenticated, "{malformed:?}");
+        }
+    }
+
+    #[test]
+    fn forged_altered_and_expired_tokens_are_refused_saying_which() {
+        let auth = authenticator(TOKEN_TTL_DEFAULT);
+        let token = auth.token("ada", now_ms() + 60_000);
+        assert!(auth.check(Some(format!("Bearer {token}").as_str())).is_ok());
+        let other = Authenticator::new(Users::default(), &[8; 32], TOKEN_TTL_DEFAULT)
+            .expect("other key")
+            .token("ada", now_ms() + 60_000);
+        let altered = token.replace("lake1.ada.", "lake1.root.");
+        for bad in [other.as_str(), altered.as_str(), "lake1.ada", "", "....."] {
+            let err = auth
+                .check(Some(format!("Bearer {bad}").as_str()))
+                .expect_err(bad);
+            assert_eq!(err.code(), tonic::Code::Unauthenticated);
+            assert!(
+                err.message().contains("not issued"),
+                "{bad}: {}",
+                err.message()
+            );
+        }
+        let expired = auth.token("ada", now_ms() - 1);
+        let err = auth
+            .check(Some(format!("Bearer {expired}").as_str()))
+            .expect_err("expired");
+        assert!(err.message().contains("expired"), "{}", err.message());
+        let err = auth.check(None).expect_err("none");
+        assert!(
+            err.message().contains("requires a login"),
+            "{}",
+            err.message()
+        );
+    }
+
+    #[test]
+    fn users_files_round_trip_and_name_bad_lines() {
+        let mut users = Users::default();
+        users.set("ada", "pw1").expect("ada");
+        users.set("svc-etl.prod", "pw2").expect("svc");
+        let text = users.to_text();
+        assert!(!text.contains("pw1") && !text.contains("pw2"), "{text}");
+        let parsed = Users::parse(&text).expect("parse");
+        assert!(parsed.verify("ada", "pw1") && parsed.verify("svc-etl.prod", "pw2"));
+        assert!(!parsed.verify("ada", "pw2"));
+        let err = Users::parse("# c\nada:plaintext\n").expect_err("plain");
+        assert!(err.starts_with("line 2: not a PHC"), "{err}");
+        let err = Users::parse("no colon").expect_err("shape");
+        assert!(err.contains("NAME:HASH"), "{err}");
+        assert!(users.set("a b", "x").is_err());
+        assert!(users.set("ok", "").is_err());
+    }
+}
