@@ -264,10 +264,7 @@ impl Authenticator {
                 "this Lake server requires a login: send HTTP Basic credentials with a Flight Handshake (ADBC: username and password options) and the bearer token it returns with every call",
             ));
         };
-        let token = header
-            .strip_prefix("Bearer ")
-            .or_else(|| header.strip_prefix("bearer "))
-            .ok_or_else(|| {
+        let token = credentials(header, "Bearer").ok_or_else(|| {
                 Status::unauthenticated(
                     "the authorization header is not a bearer token: log in with a Flight Handshake first",
                 )
@@ -303,6 +300,13 @@ impl Authenticator {
     }
 }
 
+/// What follows the authentication `scheme` in an `authorization` header value, whose
+/// scheme name is case-insensitive (RFC 7235 section 2.1); `None` for another scheme.
+fn credentials<'a>(header: &'a str, scheme: &str) -> Option<&'a str> {
+    let (given, rest) = header.split_once(' ')?;
+    given.eq_ignore_ascii_case(scheme).then_some(rest)
+}
+
 /// The user name and password of an `authorization: Basic …` header (RFC 7617), base64
 /// with or without `=` padding.
 ///
@@ -319,9 +323,7 @@ pub fn basic_credentials(authorization: Option<&str>) -> Result<(String, String)
             "authorization header over {HEADER_MAX} bytes"
         )));
     }
-    let encoded = header
-        .strip_prefix("Basic ")
-        .or_else(|| header.strip_prefix("basic "))
+    let encoded = credentials(header, "Basic")
         .ok_or_else(|| {
             Status::unauthenticated(
                 "the Handshake's authorization header is not HTTP Basic: send Basic base64(NAME:PASSWORD)",
