@@ -133,25 +133,87 @@ pub struct LakeClient {
 }
 
 impl LakeClient {
-    /// Connects to a Query endpoint such as `http://127.0.0.1:50051`.
+    /// Connects to a Query endpoint such as `http://127.0.0.1:50051`. The Flight forms
+    /// `grpc://`, `grpc+tcp://` (plain) and `grpc+tls://` (TLS) are accepted too;
+    /// `https://` and `grpc+tls://` check the server's certificate against the system's
+    /// roots (see [`Self::connect_with_ca`] for a CA of your own).
     ///
     /// # Errors
     /// [`SdkError::Connect`].
     pub async fn connect(endpoint: &str) -> Result<Self, SdkError> {
+        Self::connect_with_ca(endpoint, None).await
+    }
+
+    /// [`Self::connect`], checking a TLS server's certificate against `ca_pem` (PEM
+    /// certificates, e.g. a private CA's) instead of the system's roots.
+    ///
+    /// # Errors
+    /// [`SdkError::Connect`] for a malformed or unreachable endpoint, a CA that does not
+    /// parse, a CA given for a plain endpoint, or a failed TLS handshake (naming why,
+    /// e.g. an unknown issuer).
+    pub async fn connect_with_ca(endpoint: &str, ca_pem: Option<&[u8]>) -> Result<Self, SdkError> {
+        use tonic::transport::{Certificate, ClientTlsConfig};
         let connect_error = |message: String| SdkError::Connect {
             endpoint: endpoint.to_string(),
             message,
         };
-        let channel = Channel::from_shared(endpoint.to_string())
-            .map_err(|e| connect_error(e.to_string()))?
-            .connect()
-            .await
+        let (tls, rest) = match endpoint.split_once("://") {
+            Some(("http" | "grpc" | "grpc+tcp", rest)) => (false, rest),
+            Some(("https" | "grpc+tls", rest)) => (true, rest),
+            _ => {
+                return Err(connect_error(
+                    "use http://HOST:PORT or grpc://HOST:PORT (plain), https://HOST:PORT or grpc+tls://HOST:PORT (TLS)".into(),
+                ));
+            }
+        };
+        let scheme = if tls { "https" } else { "http" };
+        let mut channel = Channel::from_shared(format!("{scheme}://{rest}"))
             .map_err(|e| connect_error(e.to_string()))?;
-        Ok(Self {
+        match (tls, ca_pem) {
+            (true, ca) => {
+                let config = ClientTlsConfig::new();
+                let config = match ca {
+                    Some(ca)
+                        if !String::from_utf8_lossy(ca).contains("-----BEGIN CERTIFICATE-----") =>
+                    {
+                        return Err(connect_error(
+                            "TLS: the CA holds no PEM certificate (a \"-----BEGIN CERTIFICATE-----\" block)".into(),
+                        ));
+                    }
+                    Some(ca) => config.ca_certificate(Certificate::from_pem(ca)),
+                    None => config.with_native_roots(),
+                };
+                channel = channel
+                    .tls_config(config)
+                    .map_err(|e| connect_error(format!("TLS settings: {e}")))?;
+            }
+            (false, Some(_)) => {
+                return Err(connect_error(
+                    "a CA was given for a plain endpoint: use https:// or grpc+tls://".into(),
+                ));
+            }
+            (false, None) => {}
+        }
+        let channel = channel.connect().await.map_err(|e| {
+            // tonic says only "transport error" at the top; the cause is underneath.
+            let mut message = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                message = format!("{message}: {cause}");
+                source = cause.source();
+            }
+            connect_error(message)
+        })?;
+        Ok(Self::from_channel(channel))
+    }
+
+    /// A client over an established `channel` (e.g. an in-process one).
+    pub fn from_channel(channel: Channel) -> Self {
+        Self {
             sql: FlightSqlServiceClient::new_from_inner(flight_service(channel.clone())),
             channel,
             bearer: None,
-        })
+        }
     }
 
     /// Logs in to a server that requires it: a Flight `Handshake` with HTTP Basic

@@ -88,6 +88,63 @@ pub struct MetasrvOptions {
     /// Bound on how much two nodes' clocks disagree about one lease period, in ms.
     #[arg(long, default_value_t = 500)]
     pub clock_bound_ms: i64,
+    /// This node's certificate chain (PEM, leaf first): serve gRPC over TLS.
+    #[arg(long, env = "LAKE_METASRV_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, env = "LAKE_METASRV_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// CA certificate(s) (PEM) that callers' certificates must chain to (mutual TLS): only
+    /// Query replicas, operators and other nodes holding such a certificate can call this
+    /// node. Also the CA this node trusts for other nodes' certificates when it forwards
+    /// to the leader (where it presents --tls-cert).
+    #[arg(long, env = "LAKE_METASRV_TLS_CLIENT_CA", requires = "tls_cert")]
+    pub tls_client_ca: Option<PathBuf>,
+    /// Listen on a non-loopback address without mutual TLS: anyone who reaches the port
+    /// can drop tables and rewrite commit pointers. For networks where something else
+    /// guards it.
+    #[arg(long, env = "LAKE_METASRV_INSECURE_NO_TLS")]
+    pub insecure_no_tls: bool,
+}
+
+/// How a client reaches Metasrv over TLS (`https://` endpoints), as Query replicas and
+/// `lake meta status` do.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct MetasrvTlsArgs {
+    /// CA certificate(s) (PEM) Metasrv's certificate must chain to (default: the system's
+    /// roots).
+    #[arg(long, env = "LAKE_METASRV_CA")]
+    pub metasrv_ca: Option<PathBuf>,
+    /// Client certificate chain (PEM) presented to a Metasrv with mutual TLS.
+    #[arg(long, env = "LAKE_METASRV_CERT", requires = "metasrv_key")]
+    pub metasrv_cert: Option<PathBuf>,
+    /// The private key of --metasrv-cert (PEM).
+    #[arg(long, env = "LAKE_METASRV_KEY", requires = "metasrv_cert")]
+    pub metasrv_key: Option<PathBuf>,
+}
+
+impl MetasrvTlsArgs {
+    /// Connects to the Metasrv `endpoints` (comma-separated) with these settings: TLS
+    /// settings apply to `https://` endpoints; any given for `http://` ones is an error.
+    ///
+    /// # Errors
+    /// Unreadable or malformed PEM files, or Metasrv unreachable.
+    pub async fn connect(&self, endpoints: &str) -> anyhow::Result<MetasrvClient> {
+        let given = self.metasrv_ca.is_some() || self.metasrv_cert.is_some();
+        let tls = if given {
+            Some(lake_metasrv::ClientTls::load(
+                self.metasrv_ca.as_deref(),
+                self.metasrv_cert.as_deref(),
+                self.metasrv_key.as_deref(),
+                ["--metasrv-ca", "--metasrv-cert", "--metasrv-key"],
+            )?)
+        } else {
+            None
+        };
+        MetasrvClient::connect_with(endpoints, tls.as_ref())
+            .await
+            .with_context(|| format!("connecting to Metasrv at {endpoints}"))
+    }
 }
 
 /// Opens the store `url` names.
@@ -145,6 +202,34 @@ pub async fn run_metasrv(
                 .replace("lease_ms", "--lease-ms")
         )
     })?;
+    if !options.listen.ip().is_loopback()
+        && options.tls_client_ca.is_none()
+        && !options.insecure_no_tls
+    {
+        bail!(
+            "refusing to serve Metasrv on {} without mutual TLS: anyone who reaches it could drop tables and rewrite commit pointers. Give --tls-cert, --tls-key and --tls-client-ca (the CA of the certificates Query replicas and operators present), listen on a loopback address, or pass --insecure-no-tls if something else guards this network",
+            options.listen
+        );
+    }
+    let tls = match (&options.tls_cert, &options.tls_key) {
+        (Some(cert), Some(key)) => Some(lake_metasrv::ServerTls::load(
+            cert,
+            key,
+            options.tls_client_ca.as_deref(),
+            ["--tls-cert", "--tls-key", "--tls-client-ca"],
+        )?),
+        _ => None,
+    };
+    // Forwarding to the leader: the cluster's CA, and this node's certificate as a client.
+    let peer_tls = match (&options.tls_cert, &options.tls_key) {
+        (Some(cert), Some(key)) => Some(lake_metasrv::ClientTls::load(
+            options.tls_client_ca.as_deref(),
+            Some(cert),
+            Some(key),
+            ["--tls-client-ca", "--tls-cert", "--tls-key"],
+        )?),
+        _ => None,
+    };
     let store = open_store(&options.store, options.dynamodb_endpoint.as_deref()).await?;
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
@@ -154,12 +239,22 @@ pub async fn run_metasrv(
     election.node = options.node.unwrap_or_else(|| advertise.clone());
     election.address = advertise.clone();
     let node = election.node.clone();
-    let metasrv = Metasrv::start_node(store, election)?;
+    let mut metasrv = Metasrv::start_node(store, election)?;
+    if let Some(peer_tls) = peer_tls {
+        metasrv = metasrv.with_peer_tls(peer_tls);
+    }
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(metasrv.clone().serve(listener, async {
-        let _ = stop_rx.await;
-    }));
-    tracing::info!(%node, %advertise, "metasrv node started");
+    let server = tokio::spawn({
+        let metasrv = metasrv.clone();
+        async move {
+            metasrv
+                .serve(listener, tls.as_ref(), async {
+                    let _ = stop_rx.await;
+                })
+                .await
+        }
+    });
+    tracing::info!(%node, %advertise, tls = options.tls_cert.is_some(), mutual = options.tls_client_ca.is_some(), "metasrv node started");
     eprintln!("lake: metasrv ready on {bound}");
     shutdown.await;
     metasrv.shutdown().await;
@@ -171,9 +266,11 @@ pub async fn run_metasrv(
 /// Settings of one `lake query` process (its command-line flags).
 #[derive(Clone, Debug, clap::Args)]
 pub struct QueryOptions {
-    /// Metasrv endpoints, comma-separated (http://HOST:PORT,...).
+    /// Metasrv endpoints, comma-separated (http://HOST:PORT or https://HOST:PORT, ...).
     #[arg(long, env = "LAKE_METASRV")]
     pub metasrv: String,
+    #[command(flatten)]
+    pub metasrv_tls: MetasrvTlsArgs,
     /// Where tables live: s3://bucket/prefix (AWS settings from the standard
     /// environment: AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, ...) or a path.
     #[arg(long, env = "LAKE_WAREHOUSE")]
@@ -214,6 +311,17 @@ pub struct AuthArgs {
     /// can read, write and drop every table. For networks where something else guards it.
     #[arg(long, env = "LAKE_INSECURE_NO_AUTH")]
     pub insecure_no_auth: bool,
+    /// Certificate chain (PEM, leaf first): serve Flight SQL over TLS (clients connect to
+    /// grpc+tls:// or https://).
+    #[arg(long, env = "LAKE_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, env = "LAKE_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Serve a non-loopback address without TLS: passwords, tokens and rows cross the
+    /// network in clear text. For networks encrypted otherwise.
+    #[arg(long, env = "LAKE_INSECURE_NO_TLS")]
+    pub insecure_no_tls: bool,
 }
 
 impl AuthArgs {
@@ -236,15 +344,26 @@ impl AuthArgs {
         Ok(Some(users))
     }
 
-    /// The replica's authentication settings.
+    /// The replica's authentication and TLS settings.
     ///
     /// # Errors
-    /// As [`AuthArgs::users`].
+    /// As [`AuthArgs::users`]; an unreadable or malformed certificate or key.
     pub fn options(&self) -> anyhow::Result<embedded::AuthOptions> {
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some(lake_metasrv::ServerTls::load(
+                cert,
+                key,
+                None,
+                ["--tls-cert", "--tls-key", ""],
+            )?),
+            _ => None,
+        };
         Ok(embedded::AuthOptions {
             users: self.users()?,
             token_ttl: std::time::Duration::from_secs(self.token_ttl_secs.max(1)),
             insecure_no_auth: self.insecure_no_auth,
+            tls,
+            insecure_no_tls: self.insecure_no_tls,
         })
     }
 }
@@ -371,9 +490,7 @@ pub async fn run_query(
             TicketKey::new(&key)?
         }
     };
-    let client = MetasrvClient::connect(&options.metasrv)
-        .await
-        .with_context(|| format!("connecting to Metasrv at {}", options.metasrv))?;
+    let client = options.metasrv_tls.connect(&options.metasrv).await?;
     let replica = embedded::start_query(
         client,
         &warehouse,

@@ -1,5 +1,6 @@
-//! The embedded all-in-one server: Metasrv on RocksDB (its gRPC on an internal 127.0.0.1
-//! port), a Query replica answering Flight SQL, and tables on the local filesystem.
+//! The embedded all-in-one server: Metasrv on RocksDB (served in process: it listens on no
+//! port, so only this process can call it), a Query replica answering Flight SQL, and
+//! tables on the local filesystem.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -29,6 +30,8 @@ pub struct Embedded {
     pub query_received: Arc<AtomicU64>,
     /// The embedded Metasrv (for its request and byte counters).
     pub metasrv: Metasrv,
+    /// Whether Flight SQL is served over TLS.
+    pub tls: bool,
     server: tokio::task::JoinHandle<Result<(), QueryError>>,
 }
 
@@ -45,9 +48,10 @@ pub struct QueryReplica {
 }
 
 impl Embedded {
-    /// `http://` endpoint for SDK clients.
+    /// Endpoint for SDK clients: `http://ADDR`, or `https://ADDR` over TLS.
     pub fn endpoint(&self) -> String {
-        format!("http://{}", self.flight_addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.flight_addr)
     }
 
     /// Waits until the Flight server stops, then shuts Metasrv down (releasing its lease,
@@ -87,10 +91,15 @@ pub async fn start_query(
         return Err(e).context("creating the default namespace at Metasrv");
     }
     let catalog = Catalog::start(client.clone(), CACHE_LEASE_MS).await?;
-    if options.auth.users.is_none() && !listen.ip().is_loopback() && !options.auth.insecure_no_auth
-    {
+    let network = !listen.ip().is_loopback();
+    if network && options.auth.users.is_none() && !options.auth.insecure_no_auth {
         anyhow::bail!(
             "refusing to serve {listen} without authentication: anyone who reaches it could read, write and drop every table. Give a users file (--users-file, LAKE_USERS_FILE; create it with `lake user add NAME --users-file PATH`), listen on a loopback address, or pass --insecure-no-auth if something else guards this network"
+        );
+    }
+    if network && options.auth.tls.is_none() && !options.auth.insecure_no_tls {
+        anyhow::bail!(
+            "refusing to serve {listen} without TLS: passwords, tokens and table data would cross the network in clear text. Give a certificate and its key (--tls-cert, --tls-key; LAKE_TLS_CERT, LAKE_TLS_KEY), listen on a loopback address, or pass --insecure-no-tls if the network is encrypted otherwise"
         );
     }
     let token_key = key.derive("flight bearer tokens");
@@ -122,12 +131,12 @@ pub async fn start_query(
         .with_context(|| format!("binding Flight SQL on {listen}"))?;
     let addr = listener.local_addr()?;
     let received = Arc::new(AtomicU64::new(0));
-    let server = tokio::spawn(lake_query::serve(
-        engine.clone(),
-        listener,
-        received.clone(),
-        shutdown,
-    ));
+    let tls = options.auth.tls.clone();
+    let server = tokio::spawn({
+        let engine = engine.clone();
+        let received = received.clone();
+        async move { lake_query::serve(engine, listener, received, tls.as_ref(), shutdown).await }
+    });
     Ok(QueryReplica {
         addr,
         engine,
@@ -189,14 +198,21 @@ pub fn ticket_key(path: &Path) -> anyhow::Result<TicketKey> {
     }
 }
 
-/// Connects to a Query replica, logging in as `LAKE_USER` with `LAKE_PASSWORD` when
-/// `LAKE_USER` is set (a server with a users file requires it).
+/// Connects to a Query replica (over TLS checked against the PEM CA file `tls_ca` when
+/// given, else the system's roots, for `https://` and `grpc+tls://`), logging in as
+/// `LAKE_USER` with `LAKE_PASSWORD` when `LAKE_USER` is set (a server with a users file
+/// requires it).
 ///
 /// # Errors
-/// The endpoint is unreachable, only one of the two variables is set, or the login is
-/// refused.
-pub async fn connect(endpoint: &str) -> anyhow::Result<LakeClient> {
-    let mut lake = LakeClient::connect(endpoint).await?;
+/// The endpoint is unreachable, the CA file unreadable, the TLS handshake fails, only one
+/// of the two variables is set, or the login is refused.
+pub async fn connect(endpoint: &str, tls_ca: Option<&Path>) -> anyhow::Result<LakeClient> {
+    let ca = tls_ca
+        .map(|path| {
+            std::fs::read(path).with_context(|| format!("reading --tls-ca {}", path.display()))
+        })
+        .transpose()?;
+    let mut lake = LakeClient::connect_with_ca(endpoint, ca.as_deref()).await?;
     if let Ok(user) = std::env::var("LAKE_USER") {
         let password = std::env::var("LAKE_PASSWORD")
             .context("LAKE_USER is set but LAKE_PASSWORD is not: set both to log in")?;
@@ -220,7 +236,7 @@ pub struct ReplicaOptions {
     pub auth: AuthOptions,
 }
 
-/// Who may call a Query replica.
+/// Who may call a Query replica, and over what.
 #[derive(Clone, Debug, Default)]
 pub struct AuthOptions {
     /// The users who may log in; `None`: no login, every caller is let in.
@@ -229,6 +245,10 @@ pub struct AuthOptions {
     pub token_ttl: std::time::Duration,
     /// Allow serving a non-loopback address without users.
     pub insecure_no_auth: bool,
+    /// Serve Flight SQL over TLS with this certificate and key.
+    pub tls: Option<lake_metasrv::ServerTls>,
+    /// Allow serving a non-loopback address without TLS.
+    pub insecure_no_tls: bool,
 }
 
 /// Starts the embedded server with data under `data_dir`, Flight SQL on `listen`
@@ -266,12 +286,7 @@ pub async fn start_with(
         )
     })?;
     let metasrv = Metasrv::start(Arc::new(store))?;
-    let metasrv_addr = metasrv
-        .clone()
-        .spawn_server("127.0.0.1:0".parse()?)
-        .await
-        .context("starting the embedded Metasrv")?;
-    let client = MetasrvClient::connect(&format!("http://{metasrv_addr}")).await?;
+    let client = metasrv.clone().serve_in_process();
     let key = ticket_key(&data_dir.join("ticket.key"))?;
     let data_root = data_dir.to_string_lossy().to_string();
     let replica = start_query(client, &data_root, options, key, listen, shutdown).await?;
@@ -281,6 +296,7 @@ pub async fn start_with(
         engine: replica.engine,
         query_received: replica.received,
         metasrv,
+        tls: options.auth.tls.is_some(),
         server: replica.server,
     })
 }
@@ -291,8 +307,8 @@ pub async fn start_with(
 /// # Errors
 /// Generation or SDK errors.
 pub async fn load_demo(server: &Embedded, scale: f64) -> anyhow::Result<()> {
-    let endpoint = server.endpoint();
-    let mut lake = LakeClient::connect(&endpoint).await?;
+    // In process: the loader needs neither the port nor, with TLS, the server's CA.
+    let mut lake = LakeClient::from_channel(lake_query::serve_in_process(server.engine.clone())?);
     // Users are configured: the loader, in the server's own process, gets a token for a
     // principal of its own instead of a user's password.
     if let Some(auth) = server.engine.auth() {

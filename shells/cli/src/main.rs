@@ -55,9 +55,8 @@ enum Command {
     },
     /// Run one SQL statement and print the result.
     Sql {
-        /// Flight SQL endpoint of a Query replica.
-        #[arg(long, env = "LAKE_ENDPOINT", default_value = "http://127.0.0.1:50051")]
-        endpoint: String,
+        #[command(flatten)]
+        replica: Replica,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
@@ -87,9 +86,8 @@ enum Command {
     },
     /// Append a Parquet or CSV file to a table (created from the file's schema if absent).
     Ingest {
-        /// Flight SQL endpoint of a Query replica.
-        #[arg(long, env = "LAKE_ENDPOINT", default_value = "http://127.0.0.1:50051")]
-        endpoint: String,
+        #[command(flatten)]
+        replica: Replica,
         /// Target table: lake.namespace.table or namespace.table.
         table: String,
         /// A .parquet or .csv file (CSV with a header row).
@@ -98,6 +96,26 @@ enum Command {
         #[arg(long)]
         operation_id: Option<String>,
     },
+}
+
+/// Where a client command reaches a Query replica.
+#[derive(clap::Args)]
+struct Replica {
+    /// Flight SQL endpoint of a Query replica: http:// or grpc:// (plain), https:// or
+    /// grpc+tls:// (TLS).
+    #[arg(long, env = "LAKE_ENDPOINT", default_value = "http://127.0.0.1:50051")]
+    endpoint: String,
+    /// CA certificate(s) (PEM) the replica's TLS certificate must chain to (default: the
+    /// system's roots).
+    #[arg(long, env = "LAKE_TLS_CA")]
+    tls_ca: Option<PathBuf>,
+}
+
+impl Replica {
+    /// Connects (and logs in, see [`embedded::connect`]).
+    async fn connect(&self) -> anyhow::Result<lake_sdk::LakeClient> {
+        embedded::connect(&self.endpoint, self.tls_ca.as_deref()).await
+    }
 }
 
 #[derive(Subcommand)]
@@ -121,9 +139,8 @@ enum FileCommand {
     /// bytes already on the stage are not sent again. An interrupted upload to S3 resumes
     /// from its checkpoint when run again.
     Put {
-        /// Flight SQL endpoint of a Query replica.
-        #[arg(long, env = "LAKE_ENDPOINT", default_value = "http://127.0.0.1:50051")]
-        endpoint: String,
+        #[command(flatten)]
+        replica: Replica,
         /// Table: lake.namespace.table or namespace.table.
         table: String,
         /// The file to upload.
@@ -189,9 +206,11 @@ enum MetaCommand {
     },
     /// Print a Metasrv node's health and readiness as JSON.
     Status {
-        /// The node's endpoint.
+        /// The node's endpoint (http:// or https://).
         #[arg(long, env = "LAKE_METASRV", default_value = "http://127.0.0.1:7000")]
         metasrv: String,
+        #[command(flatten)]
+        tls: lake::cluster::MetasrvTlsArgs,
     },
 }
 
@@ -278,12 +297,12 @@ fn main() -> anyhow::Result<()> {
                 Ok(())
             }
             Command::Meta {
-                command: MetaCommand::Status { metasrv },
+                command: MetaCommand::Status { metasrv, tls },
             } => {
                 // A paused or hung node accepts connections but never answers.
                 let answered = tokio::time::timeout(Duration::from_secs(3), async {
-                    let client = lake_metasrv::MetasrvClient::connect(&metasrv).await?;
-                    client.node_status().await
+                    let client = tls.connect(&metasrv).await?;
+                    anyhow::Ok(client.node_status().await?)
                 })
                 .await;
                 let s = answered.map_err(|_| {
@@ -302,16 +321,16 @@ fn main() -> anyhow::Result<()> {
                 Ok(())
             }
             Command::Sql {
-                endpoint,
+                replica,
                 format,
                 query,
-            } => sql(&endpoint, format, &query).await,
+            } => sql(&replica, format, &query).await,
             Command::Ingest {
-                endpoint,
+                replica,
                 table,
                 file,
                 operation_id,
-            } => ingest(&endpoint, &table, &file, operation_id).await,
+            } => ingest(&replica, &table, &file, operation_id).await,
             Command::File { command } => file_command(command).await,
             Command::User {
                 command: UserCommand::Add { name, users_file },
@@ -320,10 +339,8 @@ fn main() -> anyhow::Result<()> {
     })
 }
 
-use embedded::connect;
-
-async fn sql(endpoint: &str, format: Format, query: &str) -> anyhow::Result<()> {
-    let mut lake = connect(endpoint).await?;
+async fn sql(replica: &Replica, format: Format, query: &str) -> anyhow::Result<()> {
+    let mut lake = replica.connect().await?;
     let batches = lake.sql(query).await?;
     print_batches(&batches, format)
 }
@@ -382,7 +399,7 @@ fn transfer_bar(len: u64) -> anyhow::Result<ProgressBar> {
 async fn file_command(command: FileCommand) -> anyhow::Result<()> {
     match command {
         FileCommand::Put {
-            endpoint,
+            replica,
             table,
             path,
             media_type,
@@ -398,7 +415,7 @@ async fn file_command(command: FileCommand) -> anyhow::Result<()> {
                     .essence_str()
                     .to_string()
             });
-            let mut lake = connect(&endpoint).await?;
+            let mut lake = replica.connect().await?;
             let stage = lake.stage(&table).await?;
             let bar = transfer_bar(0)?;
             let progress_bar = bar.clone();
@@ -484,13 +501,13 @@ async fn file_command(command: FileCommand) -> anyhow::Result<()> {
 }
 
 async fn ingest(
-    endpoint: &str,
+    replica: &Replica,
     table: &str,
     file: &Path,
     operation_id: Option<String>,
 ) -> anyhow::Result<()> {
     let (schema, rows) = open_rows(file)?;
-    let mut lake = connect(endpoint).await?;
+    let mut lake = replica.connect().await?;
     let table = table.strip_prefix("lake.").unwrap_or(table).to_string();
     let bar = ProgressBar::new_spinner();
     bar.set_style(ProgressStyle::with_template(

@@ -58,6 +58,20 @@ pub struct MetasrvClient {
     current: Arc<AtomicUsize>,
 }
 
+/// `error` with its sources, outermost first: tonic's transport errors say only
+/// "transport error" at the top, and the cause (refused connection, TLS handshake
+/// failure) is underneath.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}
+
 /// Whether `status` says the call was not carried out, so another node may take it.
 fn not_taken(status: &Status) -> bool {
     let reason = status
@@ -75,12 +89,28 @@ impl MetasrvClient {
     /// Connects to `endpoint` (e.g. `http://127.0.0.1:50052`), or to several Metasrv nodes
     /// given as a comma-separated list (`http://a:7000,http://b:7000`): calls are spread
     /// over the nodes that are up (tonic's `Channel::balance_list`), and any node forwards
-    /// to the leader.
+    /// to the leader. `https://` endpoints are checked against the system's roots; see
+    /// [`Self::connect_with`] for a CA and a client certificate of your own.
     ///
     /// # Errors
     /// [`MetasrvError::Connect`] when an endpoint is malformed, or (for a single endpoint)
     /// unreachable.
     pub async fn connect(endpoint: &str) -> Result<Self, MetasrvError> {
+        Self::connect_with(endpoint, None).await
+    }
+
+    /// [`Self::connect`] over TLS with `tls` (a CA, and the client certificate a Metasrv
+    /// with mutual TLS requires); the endpoints must then be `https://`.
+    ///
+    /// # Errors
+    /// As [`Self::connect`]; [`MetasrvError::Tls`] for unusable TLS settings or an
+    /// `http://` endpoint given TLS settings. A Metasrv that refuses the client certificate
+    /// fails the handshake: [`MetasrvError::Connect`] for a single endpoint, the first
+    /// call otherwise.
+    pub async fn connect_with(
+        endpoint: &str,
+        tls: Option<&crate::ClientTls>,
+    ) -> Result<Self, MetasrvError> {
         let connect_error = |message: String| MetasrvError::Connect {
             endpoint: endpoint.to_string(),
             message,
@@ -92,22 +122,36 @@ impl MetasrvClient {
             .collect();
         let mut nodes = Vec::new();
         for e in &endpoints {
-            let well_formed = e.parse::<tonic::transport::Uri>().is_ok_and(|uri| {
-                matches!(uri.scheme_str(), Some("http" | "https")) && uri.authority().is_some()
-            });
-            if !well_formed {
-                return Err(connect_error(format!(
-                    "malformed endpoint {e:?}: use http://HOST:PORT (several separated by commas)"
-                )));
-            }
-            let channel = Channel::from_shared(e.to_string())
+            let scheme = e
+                .parse::<tonic::transport::Uri>()
+                .ok()
+                .filter(|uri| uri.authority().is_some())
+                .and_then(|uri| uri.scheme_str().map(str::to_string));
+            let https = match scheme.as_deref() {
+                Some("https") => true,
+                Some("http") if tls.is_none() => false,
+                Some("http") => {
+                    return Err(MetasrvError::Tls(format!(
+                        "TLS settings were given but {e} is http://: use https://HOST:PORT"
+                    )));
+                }
+                _ => {
+                    return Err(connect_error(format!(
+                        "malformed endpoint {e:?}: use http://HOST:PORT or https://HOST:PORT (several separated by commas)"
+                    )));
+                }
+            };
+            let mut channel = Channel::from_shared(e.to_string())
                 .map_err(|err| connect_error(format!("{e}: {err}")))?
                 .connect_timeout(Duration::from_secs(2));
+            if https {
+                channel = tls.cloned().unwrap_or_default().apply(channel)?;
+            }
             let channel = if endpoints.len() == 1 {
                 channel
                     .connect()
                     .await
-                    .map_err(|err| connect_error(err.to_string()))?
+                    .map_err(|err| connect_error(error_chain(&err)))?
             } else {
                 channel.connect_lazy()
             };
@@ -116,10 +160,19 @@ impl MetasrvClient {
         if nodes.is_empty() {
             return Err(connect_error("no endpoint given".into()));
         }
-        Ok(Self {
+        Ok(Self::from_nodes(nodes))
+    }
+
+    /// A client over `channel`, one Metasrv (e.g. [`crate::Metasrv::serve_in_process`]).
+    pub fn from_channel(channel: Channel) -> Self {
+        Self::from_nodes(vec![RpcClient::new(channel)])
+    }
+
+    fn from_nodes(nodes: Vec<RpcClient<Channel>>) -> Self {
+        Self {
             nodes: nodes.into(),
             current: Arc::new(AtomicUsize::new(0)),
-        })
+        }
     }
 
     /// Runs `call` on the current node, moving on to the next one while nodes cannot

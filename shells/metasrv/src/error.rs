@@ -51,6 +51,9 @@ pub enum MetasrvError {
     /// The node's settings are inconsistent.
     #[error("metasrv configuration: {0}")]
     Config(String),
+    /// TLS settings are unusable (unreadable or malformed certificate, key or CA).
+    #[error("TLS: {0}")]
+    Tls(String),
     /// The Metasrv driver task has stopped.
     #[error("metasrv is shutting down")]
     ShuttingDown,

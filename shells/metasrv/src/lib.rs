@@ -14,6 +14,7 @@ pub mod dynamo;
 mod error;
 pub mod server;
 pub mod store;
+pub mod transport;
 
 /// Generated protobuf and gRPC types of `lake.metasrv.v1`.
 #[allow(missing_docs, clippy::all)]
@@ -26,3 +27,4 @@ pub use dynamo::DynamoStore;
 pub use error::MetasrvError;
 pub use server::{Metasrv, single_node_election};
 pub use store::{EventStore, RocksStore, StoreError};
+pub use transport::{ClientTls, ServerTls};

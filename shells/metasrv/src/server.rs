@@ -96,6 +96,8 @@ pub struct Metasrv {
     state: watch::Receiver<NodeState>,
     /// The leader's client, by address, for forwarding.
     leader_rpc: Arc<std::sync::Mutex<Option<LeaderRpc>>>,
+    /// How this node calls the leader when it forwards: over TLS when set.
+    peer_tls: Option<Arc<crate::ClientTls>>,
 }
 
 impl Metasrv {
@@ -135,9 +137,19 @@ impl Metasrv {
             received: Arc::new(AtomicU64::new(0)),
             state,
             leader_rpc: Arc::new(std::sync::Mutex::new(None)),
+            peer_tls: None,
         };
         tokio::spawn(drive(store, election, rx, events, state_tx));
         Ok(metasrv)
+    }
+
+    /// This handle, forwarding to the leader over TLS with `tls` (the CA other nodes'
+    /// certificates chain to, and this node's own certificate for a leader that requires
+    /// one). Set it before serving.
+    #[must_use]
+    pub fn with_peer_tls(mut self, tls: crate::ClientTls) -> Self {
+        self.peer_tls = Some(Arc::new(tls));
+        self
     }
 
     /// This node's view of the cluster (health and readiness).
@@ -161,10 +173,21 @@ impl Metasrv {
         {
             return Some(rpc.clone());
         }
-        let channel = Channel::from_shared(format!("http://{address}"))
+        let scheme = if self.peer_tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        let mut endpoint = Channel::from_shared(format!("{scheme}://{address}"))
             .ok()?
-            .connect_timeout(Duration::from_secs(2))
-            .connect_lazy();
+            .connect_timeout(Duration::from_secs(2));
+        if let Some(tls) = &self.peer_tls {
+            endpoint = tls
+                .apply(endpoint)
+                .inspect_err(|e| tracing::warn!(error = %e, "cannot reach the leader over TLS"))
+                .ok()?;
+        }
+        let channel = endpoint.connect_lazy();
         let rpc = RpcClient::new(channel);
         *cached = Some((address, rpc.clone()));
         Some(rpc)
@@ -222,25 +245,17 @@ impl Metasrv {
         self.received.load(Ordering::Relaxed)
     }
 
-    /// Serves the gRPC API on `listener` until `shutdown` resolves.
-    ///
-    /// # Errors
-    /// [`MetasrvError::Rpc`] when the transport fails.
-    pub async fn serve(
-        self,
-        listener: tokio::net::TcpListener,
-        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-    ) -> Result<(), MetasrvError> {
-        let incoming = incoming(listener, self.received.clone());
+    /// The gRPC services of this node on `builder`: the standard gRPC health service
+    /// (grpc.health.v1, as `grpc_health_probe` and Kubernetes gRPC probes use it: "" is
+    /// SERVING while the process answers (liveness); "lake.metasrv.v1.Metasrv" is SERVING
+    /// while this node can take calls, because it leads or knows the leader to forward to
+    /// (readiness)) and the Metasrv API, counting requests.
+    fn router(self, mut builder: tonic::transport::Server) -> tonic::transport::server::Router {
         let requests = self.requests.clone();
         let count = move |request: Request<()>| {
             requests.fetch_add(1, Ordering::Relaxed);
             Ok(request)
         };
-        // The standard gRPC health service (grpc.health.v1, as `grpc_health_probe` and
-        // Kubernetes gRPC probes use it): "" is SERVING while the process answers
-        // (liveness); "lake.metasrv.v1.Metasrv" is SERVING while this node can take calls,
-        // because it leads or knows the leader to forward to (readiness).
         let (reporter, health) = tonic_health::server::health_reporter();
         let mut state = self.state.clone();
         tokio::spawn(async move {
@@ -260,9 +275,29 @@ impl Metasrv {
                 }
             }
         });
-        tonic::transport::Server::builder()
+        builder
             .add_service(health)
             .add_service(MetasrvServer::with_interceptor(self, count))
+    }
+
+    /// Serves the gRPC API on `listener` until `shutdown` resolves; over TLS when `tls` is
+    /// given (with client certificates required when it is mutual).
+    ///
+    /// # Errors
+    /// [`MetasrvError::Rpc`] when the transport fails; [`MetasrvError::Tls`] for unusable
+    /// TLS settings.
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        tls: Option<&crate::ServerTls>,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Result<(), MetasrvError> {
+        let incoming = incoming(listener, self.received.clone());
+        let mut builder = tonic::transport::Server::builder();
+        if let Some(tls) = tls {
+            builder = tls.apply(builder)?;
+        }
+        self.router(builder)
             .serve_with_incoming_shutdown(incoming, shutdown)
             .await
             .map_err(|e| MetasrvError::Rpc {
@@ -270,6 +305,24 @@ impl Metasrv {
                 reason: String::new(),
                 message: e.to_string(),
             })
+    }
+
+    /// Serves the gRPC API to this process only ([`crate::transport::in_process`]): no port,
+    /// so nothing outside the process can call it. Returns the client; the server stops
+    /// when every clone of the client is gone.
+    pub fn serve_in_process(self) -> crate::MetasrvClient {
+        use futures::StreamExt as _;
+        let (channel, incoming) = crate::transport::in_process();
+        let received = self.received.clone();
+        let incoming = incoming
+            .map(move |accepted| accepted.map(|stream| Counted::new(stream, received.clone())));
+        let router = self.router(tonic::transport::Server::builder());
+        tokio::spawn(async move {
+            if let Err(e) = router.serve_with_incoming(incoming).await {
+                tracing::error!(error = %e, "in-process metasrv server stopped");
+            }
+        });
+        crate::MetasrvClient::from_channel(channel)
     }
 
     /// Binds `addr` and serves in a background task; returns the bound address.
@@ -289,7 +342,7 @@ impl Metasrv {
             message: e.to_string(),
         })?;
         tokio::spawn(async move {
-            if let Err(e) = self.serve(listener, std::future::pending()).await {
+            if let Err(e) = self.serve(listener, None, std::future::pending()).await {
                 tracing::error!(error = %e, "metasrv server stopped");
             }
         });
@@ -798,21 +851,23 @@ pub fn incoming(
     use futures::StreamExt as _;
     tonic::transport::server::TcpIncoming::from(listener)
         .with_nodelay(Some(true))
-        .map(move |accepted| {
-            accepted.map(|stream| Counted {
-                stream,
-                received: received.clone(),
-            })
-        })
+        .map(move |accepted| accepted.map(|stream| Counted::new(stream, received.clone())))
 }
 
-/// An accepted TCP connection that counts the bytes read from it.
-pub struct Counted {
-    stream: tokio::net::TcpStream,
+/// An accepted connection (TCP, or in-process) that counts the bytes read from it.
+pub struct Counted<S = tokio::net::TcpStream> {
+    stream: S,
     received: Arc<AtomicU64>,
 }
 
-impl tokio::io::AsyncRead for Counted {
+impl<S> Counted<S> {
+    /// `stream`, adding the bytes read from it to `received`.
+    pub fn new(stream: S, received: Arc<AtomicU64>) -> Self {
+        Self { stream, received }
+    }
+}
+
+impl<S: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Counted<S> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
@@ -828,7 +883,7 @@ impl tokio::io::AsyncRead for Counted {
     }
 }
 
-impl tokio::io::AsyncWrite for Counted {
+impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Counted<S> {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
@@ -864,8 +919,8 @@ impl tokio::io::AsyncWrite for Counted {
     }
 }
 
-impl tonic::transport::server::Connected for Counted {
-    type ConnectInfo = tonic::transport::server::TcpConnectInfo;
+impl<S: tonic::transport::server::Connected> tonic::transport::server::Connected for Counted<S> {
+    type ConnectInfo = S::ConnectInfo;
 
     fn connect_info(&self) -> Self::ConnectInfo {
         self.stream.connect_info()

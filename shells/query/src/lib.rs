@@ -32,25 +32,64 @@ pub use error::QueryError;
 pub use flight::LakeFlightService;
 pub use ticket::TicketKey;
 
-/// Serves Flight SQL for `engine` on `listener` until `shutdown` resolves, adding every
-/// byte read from client connections to `received`.
+/// The Flight SQL server's middleware: authentication inside error redaction.
+type Layers = tower_layer::Stack<
+    auth::AuthLayer,
+    tower_layer::Stack<redact::RedactLayer, tower_layer::Identity>,
+>;
+
+/// The Flight SQL service for `engine` on `builder`, behind error redaction and (when the
+/// engine has users) authentication.
+fn router(
+    engine: Arc<Engine>,
+    builder: tonic::transport::Server,
+) -> Result<tonic::transport::server::Router<Layers>, QueryError> {
+    let auth = auth::AuthLayer::new(engine.auth().cloned());
+    let service = LakeFlightService::new(engine)?;
+    Ok(builder
+        .layer(redact::RedactLayer)
+        .layer(auth)
+        .add_service(service.into_server()))
+}
+
+/// Serves Flight SQL for `engine` on `listener` until `shutdown` resolves, over TLS when
+/// `tls` is given, adding every byte read from client connections to `received`.
 ///
 /// # Errors
-/// [`QueryError::Execution`] when the transport fails.
+/// [`QueryError::Execution`] when the transport fails or the TLS settings are unusable.
 pub async fn serve(
     engine: Arc<Engine>,
     listener: tokio::net::TcpListener,
     received: Arc<std::sync::atomic::AtomicU64>,
+    tls: Option<&lake_metasrv::ServerTls>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), QueryError> {
-    let auth = auth::AuthLayer::new(engine.auth().cloned());
-    let service = LakeFlightService::new(engine)?;
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(tls) = tls {
+        builder = tls
+            .apply(builder)
+            .map_err(|e| QueryError::Execution(e.to_string()))?;
+    }
     let incoming = lake_metasrv::server::incoming(listener, received);
-    tonic::transport::Server::builder()
-        .layer(redact::RedactLayer)
-        .layer(auth)
-        .add_service(service.into_server())
+    router(engine, builder)?
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await
         .map_err(|e| QueryError::Execution(format!("flight server: {e}")))
+}
+
+/// Serves Flight SQL for `engine` to this process only (an in-memory transport, see
+/// `lake_metasrv::transport::in_process`), e.g. for a loader running beside the server;
+/// returns the channel to it. The server stops when every clone of the channel is gone.
+///
+/// # Errors
+/// As [`LakeFlightService::new`].
+pub fn serve_in_process(engine: Arc<Engine>) -> Result<tonic::transport::Channel, QueryError> {
+    let (channel, incoming) = lake_metasrv::transport::in_process();
+    let router = router(engine, tonic::transport::Server::builder())?;
+    tokio::spawn(async move {
+        if let Err(e) = router.serve_with_incoming(incoming).await {
+            tracing::error!(error = %e, "in-process flight server stopped");
+        }
+    });
+    Ok(channel)
 }

@@ -268,3 +268,30 @@ def test_every_statement_leaves_an_audit_line_without_its_values(secured_server)
                and "outcome=\"ok\"" in line and "rows=1" in line for line in lines), lines[-10:]
     assert any("principal=ada" in line and "kind=\"write\"" in line for line in lines), lines[-10:]
     assert not any("hunter2-value" in line for line in secured_server.log)
+
+
+def listening_ports(pid: int) -> set[int]:
+    """TCP ports process `pid` listens on (from /proc: its socket inodes in LISTEN state)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:["):-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                    ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def test_the_embedded_metasrv_listens_on_no_port(server):
+    """Only Flight SQL is reachable: the embedded Metasrv is served in process, so no local
+    process can call DropTable or Commit on it directly."""
+    assert listening_ports(server.proc.pid) == {server.port}
+
