@@ -382,6 +382,10 @@ pub struct LimitArgs {
     /// DEADLINE_EXCEEDED (a write then commits nothing).
     #[arg(long, env = "LAKE_STATEMENT_TIMEOUT_SECS", default_value_t = 600)]
     pub statement_timeout_secs: u64,
+    /// Statements one user (or all clients without a login, together) may run at once on
+    /// this replica; more are refused with RESOURCE_EXHAUSTED.
+    #[arg(long, env = "LAKE_STATEMENTS_PER_USER", default_value_t = lake_query::running::STATEMENTS_PER_PRINCIPAL_DEFAULT)]
+    pub statements_per_user: usize,
 }
 
 impl LimitArgs {
@@ -391,6 +395,7 @@ impl LimitArgs {
             statement_memory_bytes: self.statement_memory_mib.saturating_mul(1 << 20),
             spill_bytes: self.spill_mib.saturating_mul(1 << 20),
             statement_timeout: std::time::Duration::from_secs(self.statement_timeout_secs),
+            statements_per_principal: self.statements_per_user,
         }
     }
 }

@@ -24,7 +24,7 @@ use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use base64::Engine as _;
@@ -33,6 +33,7 @@ use sha2::Sha256;
 use tonic::Status;
 
 use crate::QueryError;
+use crate::ticket::now_ms;
 
 /// The gRPC path of Flight's `Handshake`, the one call that needs no token.
 pub const HANDSHAKE_PATH: &str = "/arrow.flight.protocol.FlightService/Handshake";
@@ -198,12 +199,6 @@ impl std::fmt::Debug for Authenticator {
             .field("ttl", &self.ttl)
             .finish_non_exhaustive()
     }
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 impl Authenticator {

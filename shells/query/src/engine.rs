@@ -434,15 +434,21 @@ pub struct Limits {
     /// Longest a statement may run, from planning to its last row (a write: to the end of
     /// its rows, before the commit, which is never cut short).
     pub statement_timeout: Duration,
+    /// Statements (reads being served and writes) one principal may run at once on the
+    /// replica; past it, more are refused with `RESOURCE_EXHAUSTED` (see
+    /// [`crate::running`]).
+    pub statements_per_principal: usize,
 }
 
 impl Default for Limits {
-    /// 4 GiB of memory and 10 minutes per statement; 16 GiB of spill files.
+    /// 4 GiB of memory and 10 minutes per statement; 16 GiB of spill files; 64 statements
+    /// at once per principal.
     fn default() -> Self {
         Self {
             statement_memory_bytes: 4 << 30,
             spill_bytes: 16 << 30,
             statement_timeout: Duration::from_secs(600),
+            statements_per_principal: crate::running::STATEMENTS_PER_PRINCIPAL_DEFAULT,
         }
     }
 }
@@ -512,6 +518,7 @@ pub struct Engine {
     target_partitions: usize,
     iceberg: Option<Arc<IcebergCatalog>>,
     auth: Option<crate::auth::Authenticator>,
+    running: Arc<crate::running::Running>,
 }
 
 /// The snapshots a statement reads: Lake versions and Iceberg snapshots.
@@ -549,6 +556,9 @@ impl Engine {
             target_partitions,
             iceberg: None,
             auth: None,
+            running: Arc::new(crate::running::Running::new(
+                crate::running::STATEMENTS_PER_PRINCIPAL_DEFAULT,
+            )),
         }
     }
 
@@ -568,8 +578,16 @@ impl Engine {
     /// [`QueryError::Execution`] when DataFusion cannot set up spilling.
     pub fn with_limits(mut self, limits: Limits) -> Result<Self, QueryError> {
         self.runtime = limits.runtime()?;
+        self.running = Arc::new(crate::running::Running::new(
+            limits.statements_per_principal,
+        ));
         self.limits = limits;
         Ok(self)
+    }
+
+    /// The statements running on this replica.
+    pub fn running(&self) -> &Arc<crate::running::Running> {
+        &self.running
     }
 
     /// Requires a login of every client, checked by `auth` (see [`crate::auth`]).

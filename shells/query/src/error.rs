@@ -53,6 +53,9 @@ pub enum QueryError {
     /// An external service refused Lake's credentials.
     #[error("{0}")]
     Unauthenticated(String),
+    /// The client cancelled the statement.
+    #[error("{0}")]
+    Cancelled(String),
 }
 
 impl From<DataFusionError> for QueryError {
@@ -123,6 +126,7 @@ impl From<QueryError> for Status {
                 Status::unavailable(message)
             }
             QueryError::Unauthenticated(_) => Status::unauthenticated(message),
+            QueryError::Cancelled(_) => Status::cancelled(message),
             QueryError::Metasrv(m) => {
                 let status = Status::from(m);
                 Status::new(status.code(), status.message().to_string())

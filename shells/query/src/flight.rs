@@ -42,6 +42,9 @@ use crate::engine::{Engine, Planned, Writes};
 use crate::sql::{ICEBERG_CATALOG, LAKE_CATALOG};
 use crate::ticket::Sealed;
 
+/// Flight's action that cancels a statement (`Flight.proto`: "CancelFlightInfo").
+const ACTION_CANCEL_FLIGHT_INFO: &str = "CancelFlightInfo";
+
 /// Largest gRPC message accepted or sent, in bytes: one SQL text, one parameter set, one
 /// Arrow record batch of a DoPut (a DoPut itself streams any number of them).
 pub const REQUEST_BYTES_MAX: usize = 256 << 20;
@@ -106,6 +109,45 @@ impl LakeFlightService {
                     .with_descriptor(descriptor)
                     .with_ordered(true)
             })
+    }
+
+    /// A turn for a write of the caller of `request` (see [`crate::running`]).
+    fn admit_write<T>(&self, request: &Request<T>) -> Result<crate::running::Slot, Status> {
+        Ok(self
+            .engine
+            .running()
+            .admit(principal(request).as_deref(), None)?)
+    }
+
+    /// Cancels the statements whose tickets `info`'s endpoints carry (Flight's
+    /// `CancelFlightInfo`); each ticket must be one of ours issued to the caller.
+    fn cancel(&self, info: &FlightInfo, principal: Option<&str>) -> Result<(), Status> {
+        if info.endpoint.is_empty() {
+            return Err(Status::invalid_argument(
+                "CancelFlightInfo names no endpoint: send the FlightInfo GetFlightInfo returned",
+            ));
+        }
+        for endpoint in &info.endpoint {
+            let ticket = endpoint.ticket.as_ref().ok_or_else(|| {
+                Status::invalid_argument("CancelFlightInfo: an endpoint without a ticket")
+            })?;
+            let handle = Any::decode(ticket.ticket.as_ref())
+                .ok()
+                .and_then(|any| any.unpack::<TicketStatementQuery>().ok().flatten())
+                .ok_or_else(|| {
+                    Status::invalid_argument(
+                        "CancelFlightInfo: a ticket that is not a statement ticket of this Lake deployment",
+                    )
+                })?
+                .statement_handle;
+            // Only the principal the ticket was issued to may cancel it.
+            self.engine.key().open(&handle, principal)?;
+            let expires_ms = crate::ticket::now_ms().saturating_add(
+                u64::try_from(crate::ticket::TICKET_TTL.as_millis()).unwrap_or(u64::MAX),
+            );
+            self.engine.running().cancel(&handle, expires_ms);
+        }
+        Ok(())
     }
 
     fn sealed_ticket(&self, sealed: &Sealed, principal: Option<&str>) -> Vec<u8> {
@@ -437,6 +479,17 @@ impl FlightSqlService for LakeFlightService {
             .key()
             .open(&ticket.statement_handle, principal.as_deref())?;
         let mut audit = crate::audit::Audit::start(principal.as_deref(), &sealed);
+        let slot = match self
+            .engine
+            .running()
+            .admit(principal.as_deref(), Some(&ticket.statement_handle))
+        {
+            Ok(slot) => slot,
+            Err(e) => {
+                audit.failed(&e);
+                return Err(e.into());
+            }
+        };
         let engine = self.engine.clone();
         let (schema, stream) =
             match to_completion(async move { engine.execute_ticket(sealed).await }).await {
@@ -446,17 +499,26 @@ impl FlightSqlService for LakeFlightService {
                     return Err(e.into());
                 }
             };
-        // The audit line is written when the stream ends, or fails, or is dropped early.
+        // The audit line is written when the stream ends, or fails, or is dropped early; a
+        // cancellation (CancelFlightInfo) ends it with CANCELLED and drops the execution.
         let stream = futures::stream::unfold(
-            (stream.map_err(QueryError::from), audit),
-            |(mut stream, mut audit)| async move {
-                let item = stream.next().await;
+            Some((stream.map_err(QueryError::from), audit, slot)),
+            |state| async move {
+                let (mut stream, mut audit, mut slot) = state?;
+                let item = tokio::select! {
+                    item = stream.next() => item,
+                    () = slot.cancelled() => Some(Err(QueryError::Cancelled(
+                        "the statement was cancelled by its client (CancelFlightInfo)".into(),
+                    ))),
+                };
                 match &item {
                     Some(Ok(batch)) => audit.rows(batch.num_rows()),
                     Some(Err(e)) => audit.failed(e),
                     None => audit.finished(),
                 }
-                item.map(|item| (item, (stream, audit)))
+                let done = matches!(item, Some(Err(QueryError::Cancelled(_))));
+                let next = (!done).then_some((stream, audit, slot));
+                item.map(|item| (item, next))
             },
         );
         Ok(batch_stream(schema, stream))
@@ -620,6 +682,7 @@ impl FlightSqlService for LakeFlightService {
         request: Request<PeekableFlightDataStream>,
     ) -> Result<i64, Status> {
         let operation_id = idempotency_key(&request)?;
+        let _slot = self.admit_write(&request)?;
         let audit = crate::audit::Audit::write(principal(&request).as_deref());
         let engine = self.engine.clone();
         let result = to_completion(async move {
@@ -640,6 +703,7 @@ impl FlightSqlService for LakeFlightService {
         let principal = principal(&request);
         let handle = self.prepared_sql(&query.prepared_statement_handle, principal.as_deref())?;
         let key = idempotency_key(&request)?;
+        let _slot = self.admit_write(&request)?;
         // Parameters may come with this DoPut or from an earlier bind (whose operation id
         // then applies).
         let (params, operation_id) = match Engine::collect_params(put_batches(request)).await? {
@@ -691,6 +755,7 @@ impl FlightSqlService for LakeFlightService {
         if command.temporary {
             return Err(Status::unimplemented("temporary tables are not supported"));
         }
+        let _slot = self.admit_write(&request)?;
         if command.transaction_id.is_some() {
             return Err(Status::unimplemented("transactions are not supported"));
         }
@@ -779,6 +844,7 @@ impl FlightSqlService for LakeFlightService {
                 "CommandAppend needs an operation_id (any unique string, reused on retry)",
             ));
         }
+        let _slot = self.admit_write(&request)?;
         let existing = self.engine.table_meta(&command.namespace, &command.table);
         let (schema, rows) = put_rows(request, command.ends_with_marker).await?;
         let engine = self.engine.clone();
@@ -855,10 +921,26 @@ impl FlightSqlService for LakeFlightService {
         &self,
         request: Request<arrow_flight::Action>,
     ) -> Result<Response<<Self as FlightService>::DoActionStream>, Status> {
+        let principal = principal(&request);
         let action = request.into_inner();
+        if action.r#type == ACTION_CANCEL_FLIGHT_INFO {
+            let request = arrow_flight::CancelFlightInfoRequest::decode(action.body.as_ref())
+                .map_err(|e| {
+                    Status::invalid_argument(format!("malformed CancelFlightInfoRequest: {e}"))
+                })?;
+            let info = request.info.ok_or_else(|| {
+                Status::invalid_argument("CancelFlightInfoRequest carries no FlightInfo")
+            })?;
+            self.cancel(&info, principal.as_deref())?;
+            let result = arrow_flight::CancelFlightInfoResult {
+                status: arrow_flight::CancelStatus::Cancelled as i32,
+            };
+            let result = arrow_flight::Result::new(result.encode_to_vec());
+            return Ok(Response::new(Box::pin(futures::stream::iter([Ok(result)]))));
+        }
         if action.r#type != ACTION_DESCRIBE_TABLE {
             return Err(Status::invalid_argument(format!(
-                "unknown action {:?}; actions: CreatePreparedStatement, ClosePreparedStatement, {ACTION_DESCRIBE_TABLE}",
+                "unknown action {:?}; actions: CreatePreparedStatement, ClosePreparedStatement, {ACTION_CANCEL_FLIGHT_INFO}, CancelQuery, {ACTION_DESCRIBE_TABLE}",
                 action.r#type
             )));
         }
@@ -872,13 +954,36 @@ impl FlightSqlService for LakeFlightService {
         Ok(Response::new(Box::pin(futures::stream::iter([Ok(result)]))))
     }
 
+    async fn do_action_cancel_query(
+        &self,
+        query: arrow_flight::sql::ActionCancelQueryRequest,
+        request: Request<arrow_flight::Action>,
+    ) -> Result<arrow_flight::sql::ActionCancelQueryResult, Status> {
+        let info = FlightInfo::decode(query.info.as_ref())
+            .map_err(|e| Status::invalid_argument(format!("malformed FlightInfo: {e}")))?;
+        self.cancel(&info, principal(&request).as_deref())?;
+        Ok(arrow_flight::sql::ActionCancelQueryResult {
+            // CANCEL_RESULT_CANCELLED (FlightSql.proto); arrow-flight does not export the enum.
+            result: 1,
+        })
+    }
+
     async fn list_custom_actions(&self) -> Option<Vec<Result<arrow_flight::ActionType, Status>>> {
-        Some(vec![Ok(arrow_flight::ActionType {
-            r#type: ACTION_DESCRIBE_TABLE.into(),
-            description: "Describe a Lake table: id, schema and managed stage URI \
+        Some(vec![
+            Ok(arrow_flight::ActionType {
+                r#type: ACTION_CANCEL_FLIGHT_INFO.into(),
+                description: "Cancel a statement: its running DoGet ends with CANCELLED and its \
+                ticket serves no more (body: arrow.flight.protocol.CancelFlightInfoRequest; \
+                result: CancelFlightInfoResult)"
+                    .into(),
+            }),
+            Ok(arrow_flight::ActionType {
+                r#type: ACTION_DESCRIBE_TABLE.into(),
+                description: "Describe a Lake table: id, schema and managed stage URI \
                 (body: lake.v1.ActionDescribeTableRequest; result: lake.v1.TableDescription)"
-                .into(),
-        })])
+                    .into(),
+            }),
+        ])
     }
 
     async fn register_sql_info(&self, _id: i32, _result: &SqlInfo) {}

@@ -21,6 +21,7 @@ pub mod files;
 pub mod flight;
 pub mod iceberg;
 pub mod redact;
+pub mod running;
 pub mod scan;
 pub mod sql;
 pub mod ticket;

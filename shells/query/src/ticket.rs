@@ -30,7 +30,8 @@ struct Envelope {
     expires_ms: u64,
 }
 
-fn now_ms() -> u64 {
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))

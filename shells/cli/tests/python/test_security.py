@@ -295,3 +295,106 @@ def test_the_embedded_metasrv_listens_on_no_port(server):
     process can call DropTable or Commit on it directly."""
     assert listening_ports(server.proc.pid) == {server.port}
 
+
+# ---------------------------------------------------------------------------------------
+# Cancellation and statements per principal.
+
+ENDLESS = "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r) SELECT n FROM r"
+
+
+def _length_delimited(number: int, payload: bytes) -> bytes:
+    """One protobuf field of wire type 2 (bytes or a message)."""
+    out, n = bytearray([number << 3 | 2]), len(payload)
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out) + payload
+
+
+def cancel_flight_info(client, info, options=None):
+    """Flight's CancelFlightInfo action (body: CancelFlightInfoRequest{info = 1})."""
+    action = pyarrow.flight.Action("CancelFlightInfo", _length_delimited(1, info.serialize()))
+    return [r.body.to_pybytes() for r in client.do_action(action, options)]
+
+
+def start_endless_read(client, options=None):
+    """A DoGet of a statement that never ends, with its first rows read."""
+    from test_flight_sql import statement_query_cmd
+    descriptor = pyarrow.flight.FlightDescriptor.for_command(statement_query_cmd(ENDLESS))
+    info = client.get_flight_info(descriptor, options)
+    reader = client.do_get(info.endpoints[0].ticket, options)
+    assert reader.read_chunk().data.num_rows > 0
+    return info, reader
+
+
+def test_cancel_flight_info_stops_a_running_statement(server):
+    client = pyarrow.flight.connect(server.uri)
+    info, reader = start_endless_read(client)
+    # CancelFlightInfoResult{status = CANCELLED (1)}
+    assert cancel_flight_info(client, info) == [b"\x08\x01"]
+    deadline = time.monotonic() + 30
+    with pytest.raises(pyarrow.flight.FlightCancelledError) as err:
+        while time.monotonic() < deadline:
+            reader.read_chunk()
+    assert "cancelled by its client" in str(err.value)
+    # The ticket serves no more; other statements go on.
+    with pytest.raises(pyarrow.flight.FlightCancelledError):
+        client.do_get(info.endpoints[0].ticket).read_all()
+    with flightsql.connect(server.uri, autocommit=True) as conn:
+        assert query(conn, "SELECT 2 AS two").to_pylist() == [{"two": 2}]
+    # Junk and foreign tickets are refused with a reason, not a crash.
+    forged = pyarrow.flight.FlightInfo(info.schema, info.descriptor,
+                                       [pyarrow.flight.FlightEndpoint(b"not a ticket", [])], -1, -1)
+    with pytest.raises(pyarrow.ArrowInvalid) as err:  # INVALID_ARGUMENT
+        cancel_flight_info(client, forged)
+    assert "not a statement ticket" in str(err.value)
+    assert server.alive()
+
+
+def test_only_the_user_a_statement_belongs_to_can_cancel_it(secured_server):
+    client = pyarrow.flight.connect(secured_server.uri)
+    ada = pyarrow.flight.FlightCallOptions(headers=[client.authenticate_basic_token("ada", PASSWORD)])
+    etl = pyarrow.flight.FlightCallOptions(
+        headers=[client.authenticate_basic_token("svc-etl", "another secret")])
+    info, reader = start_endless_read(client, ada)
+    with pytest.raises(pyarrow.flight.FlightUnauthenticatedError):
+        cancel_flight_info(client, info, etl)
+    assert reader.read_chunk().data.num_rows > 0  # still running
+    cancel_flight_info(client, info, ada)
+    with pytest.raises(pyarrow.flight.FlightCancelledError):
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            reader.read_chunk()
+
+
+@pytest.fixture(scope="module")
+def two_per_user_server():
+    data_dir = tempfile.mkdtemp(prefix="lake-busy-")
+    srv = LakeServer(data_dir, demo=False, env={"LAKE_STATEMENTS_PER_USER": "2"})
+    yield srv
+    srv.stop()
+    shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def test_a_principal_past_its_statements_at_once_is_refused_until_one_ends(two_per_user_server):
+    client = pyarrow.flight.connect(two_per_user_server.uri)
+    running = [start_endless_read(client) for _ in range(2)]
+    with pytest.raises(pyarrow.ArrowException) as err:  # RESOURCE_EXHAUSTED
+        start_endless_read(client)
+    assert "already runs 2 statements" in str(err.value) and "--statements-per-user" in str(err.value)
+    with flightsql.connect(two_per_user_server.uri, autocommit=True) as conn:
+        with pytest.raises(flightsql.Error):
+            query(conn, "CREATE TABLE busy (x BIGINT)")
+    for info, _ in running:
+        cancel_flight_info(client, info)
+    deadline = time.monotonic() + 30
+    while True:  # the cancelled statements end and free their turns
+        try:
+            with flightsql.connect(two_per_user_server.uri, autocommit=True) as conn:
+                assert query(conn, "SELECT 3 AS three").to_pylist() == [{"three": 3}]
+            break
+        except flightsql.Error:
+            assert time.monotonic() < deadline, "turns were not freed"
+            time.sleep(0.2)
+    assert two_per_user_server.alive()
