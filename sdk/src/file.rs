@@ -497,3 +497,61 @@ mod tests {
         assert!(clip.is_null(1));
     }
 }
+
+/// FILE values arrive as client JSON (`file_ref(json)`, ingest): any text reads as a
+/// valid FILE value or an error, never a panic, and a valid value reads back as itself.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn read(text: &str) -> Result<FileRef, String> {
+        let file: FileRef = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        file.validate()?;
+        Ok(file)
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_reads_or_is_refused(text in ".{0,300}") {
+            let _ = read(&text);
+        }
+
+        #[test]
+        fn any_field_values_read_or_are_refused(
+            uri in ".{0,40}",
+            size in any::<i128>(),
+            sha in "[0-9a-fA-F]{0,70}",
+            media in ".{0,40}",
+            at in prop_oneof![any::<i64>().prop_map(|n| n.to_string()), ".{0,30}".prop_map(|t| format!("{t:?}"))],
+        ) {
+            let field = if at.starts_with('"') { "uploaded_at" } else { "uploaded_at_ms" };
+            let text = format!(
+                r#"{{"uri":{uri:?},"size":{size},"sha256":{sha:?},"media_type":{media:?},"{field}":{at}}}"#
+            );
+            if let Ok(file) = read(&text) {
+                prop_assert!(is_sha256_hex(&file.sha256));
+                prop_assert!((0..=UPLOADED_AT_MAX_MS).contains(&file.uploaded_at_ms));
+            }
+        }
+
+        #[test]
+        fn a_valid_value_reads_back_as_itself(
+            size in any::<u64>(),
+            sha in "[0-9a-f]{64}",
+            at in 0..=UPLOADED_AT_MAX_MS,
+            subtype in "[a-z0-9.+-]{1,20}",
+        ) {
+            let file = FileRef {
+                uri: format!("s3://bucket/stage/7/sha256/{sha}"),
+                size,
+                sha256: sha,
+                media_type: format!("video/{subtype}"),
+                uploaded_at_ms: at,
+            };
+            prop_assume!(file.validate().is_ok());
+            let text = serde_json::to_string(&file).expect("json");
+            prop_assert_eq!(read(&text).expect("reads"), file);
+        }
+    }
+}

@@ -507,3 +507,56 @@ mod tests {
         assert!(users.set("ok", "").is_err());
     }
 }
+
+/// The `authorization` header and the token are client text: whatever a client sends gets
+/// a principal or `UNAUTHENTICATED`, never a panic, and only tokens this deployment signed
+/// pass.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn authenticator() -> Authenticator {
+        let mut users = Users::default();
+        users.set("ada", "pw").expect("user");
+        Authenticator::new(users, &[5; 32], Duration::from_secs(60)).expect("authenticator")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn any_header_is_refused_or_read_without_panicking(header in proptest::option::of(".{0,300}")) {
+            let auth = authenticator();
+            let _ = basic_credentials(header.as_deref());
+            prop_assert!(auth.check(header.as_deref()).is_err());
+        }
+
+        #[test]
+        fn basic_credentials_read_back_padded_or_not(name in "[a-zA-Z0-9_.-]{1,20}", password in "[^\r\n]{0,40}") {
+            use base64::Engine as _;
+            let text = format!("{name}:{password}");
+            for engine in [&base64::engine::general_purpose::STANDARD, &base64::engine::general_purpose::STANDARD_NO_PAD] {
+                let header = format!("Basic {}", engine.encode(&text));
+                let (n, p) = basic_credentials(Some(&header)).expect("reads");
+                prop_assert_eq!((n.as_str(), p.as_str()), (name.as_str(), password.as_str()));
+            }
+        }
+
+        #[test]
+        fn a_token_with_any_character_changed_is_refused(at in any::<prop::sample::Index>(), c in "[a-zA-Z0-9._-]") {
+            let auth = authenticator();
+            let token = auth.token("ada", u64::MAX / 2);
+            let header = format!("Bearer {token}");
+            prop_assert!(auth.check(Some(&header)).is_ok());
+            let mut chars: Vec<char> = token.chars().collect();
+            let i = at.index(chars.len());
+            let replacement = c.chars().next().expect("one char");
+            prop_assume!(chars[i] != replacement);
+            chars[i] = replacement;
+            let altered: String = chars.into_iter().collect();
+            let header = format!("Bearer {altered}");
+            prop_assert!(auth.check(Some(&header)).is_err());
+        }
+    }
+}

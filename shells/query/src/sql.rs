@@ -824,3 +824,29 @@ mod tests {
         }
     }
 }
+
+/// The SQL front end reads client text: whatever it is, the answer is a statement or an
+/// error naming what is wrong, never a panic or a stack overflow.
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn any_text_parses_or_is_refused(sql in ".{0,300}") {
+            let _ = super::parse(&sql);
+        }
+
+        #[test]
+        fn any_string_of_sql_tokens_parses_or_is_refused(tokens in proptest::collection::vec(prop::sample::select(vec![
+            "SELECT", "FROM", "WHERE", "(", ")", ",", "1", "'x'", "t", "lake.ns.t", "iceberg.a.b",
+            "UNION", "ALL", "JOIN", "ON", "VERSION", "AS", "OF", "TIMESTAMP", "@", "v3", "COPY", "TO",
+            "INSERT", "INTO", "VALUES", "CREATE", "TABLE", "EXPLAIN", "ANALYZE", "WITH", "RECURSIVE",
+            "-", "+", "*", "?", "$1", "::", "[", "]", ".", ";", "\"", "--", "/*", "*/",
+        ]), 0..60)) {
+            let _ = super::parse(&tokens.join(" "));
+        }
+    }
+}

@@ -267,3 +267,39 @@ mod tests {
         assert!(key.open(&key.seal(&prepared, None), None).is_ok());
     }
 }
+
+/// Tickets and handles are client bytes: whatever a client sends, opening it is a refusal
+/// or the value sealed, never a panic.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn any_bytes_open_to_a_refusal_without_panicking(
+            bytes in proptest::collection::vec(any::<u8>(), 0..512),
+            principal in proptest::option::of("[a-z]{0,8}"),
+        ) {
+            let key = TicketKey::new(&[7; 32]).expect("key");
+            prop_assert!(key.open(&bytes, principal.as_deref()).is_err());
+        }
+
+        #[test]
+        fn a_sealed_value_opens_for_its_principal_and_altered_it_is_refused(
+            sql in ".{0,200}",
+            principal in proptest::option::of("[a-zA-Z0-9_.-]{1,16}"),
+            flip in any::<prop::sample::Index>(),
+            bit in 0u8..8,
+        ) {
+            let key = TicketKey::new(&[9; 32]).expect("key");
+            let value = Sealed::Prepared { sql, params: None, operation_id: None };
+            let sealed = key.seal(&value, principal.as_deref());
+            prop_assert_eq!(key.open(&sealed, principal.as_deref()).expect("opens"), value);
+            let mut altered = sealed.clone();
+            let at = flip.index(altered.len());
+            altered[at] ^= 1 << bit;
+            prop_assert!(key.open(&altered, principal.as_deref()).is_err());
+        }
+    }
+}
