@@ -199,9 +199,9 @@ pub fn ticket_key(path: &Path) -> anyhow::Result<TicketKey> {
 }
 
 /// Connects to a Query replica (over TLS checked against the PEM CA file `tls_ca` when
-/// given, else the system's roots, for `https://` and `grpc+tls://`), logging in as
-/// `LAKE_USER` with `LAKE_PASSWORD` when `LAKE_USER` is set (a server with a users file
-/// requires it).
+/// given, else the system's roots, for `https://` and `grpc+tls://`), sending the API token
+/// `LAKE_TOKEN` when it is set, else logging in as `LAKE_USER` with `LAKE_PASSWORD` when
+/// `LAKE_USER` is set (a server with a users file requires one of them).
 ///
 /// # Errors
 /// The endpoint is unreachable, the CA file unreadable, the TLS handshake fails, only one
@@ -213,7 +213,9 @@ pub async fn connect(endpoint: &str, tls_ca: Option<&Path>) -> anyhow::Result<La
         })
         .transpose()?;
     let mut lake = LakeClient::connect_with_ca(endpoint, ca.as_deref()).await?;
-    if let Ok(user) = std::env::var("LAKE_USER") {
+    if let Ok(token) = std::env::var("LAKE_TOKEN") {
+        lake.set_token(token.trim());
+    } else if let Ok(user) = std::env::var("LAKE_USER") {
         let password = std::env::var("LAKE_PASSWORD")
             .context("LAKE_USER is set but LAKE_PASSWORD is not: set both to log in")?;
         lake.login(&user, &password)

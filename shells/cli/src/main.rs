@@ -129,6 +129,12 @@ enum UserCommand {
         /// The users file (created if absent, mode 0600).
         #[arg(long, env = "LAKE_USERS_FILE")]
         users_file: PathBuf,
+        /// A service instead: print a new random API token (`lakeapi.NAME.SECRET`) on
+        /// standard output, once; the file keeps only its SHA-256. Clients send it as a
+        /// bearer token (LAKE_TOKEN for the CLI), or as the password of a Basic login.
+        /// Running it again replaces the token.
+        #[arg(long)]
+        api_token: bool,
     },
 }
 
@@ -333,8 +339,13 @@ fn main() -> anyhow::Result<()> {
             } => ingest(&replica, &table, &file, operation_id).await,
             Command::File { command } => file_command(command).await,
             Command::User {
-                command: UserCommand::Add { name, users_file },
-            } => add_user(&name, &users_file),
+                command:
+                    UserCommand::Add {
+                        name,
+                        users_file,
+                        api_token,
+                    },
+            } => add_user(&name, &users_file, api_token),
         }
     })
 }
@@ -600,21 +611,26 @@ fn open_rows(file: &Path) -> anyhow::Result<(arrow::datatypes::SchemaRef, FileRo
 }
 
 /// `lake user add`: sets `name`'s password in `path` (see [`UserCommand::Add`]).
-fn add_user(name: &str, path: &Path) -> anyhow::Result<()> {
-    let password = match std::env::var("LAKE_PASSWORD") {
-        Ok(password) => password,
-        Err(_) => {
-            eprintln!("password for {name} (one line on standard input):");
-            let mut line = String::new();
-            std::io::stdin().read_line(&mut line)?;
-            line.trim_end_matches(['\r', '\n']).to_string()
-        }
-    };
+fn add_user(name: &str, path: &Path, api_token: bool) -> anyhow::Result<()> {
     let mut users = match std::fs::metadata(path) {
         Ok(_) => lake_query::auth::Users::load(path)?,
         Err(_) => lake_query::auth::Users::default(),
     };
-    users.set(name, &password)?;
+    let token = if api_token {
+        Some(users.set_api_token(name)?)
+    } else {
+        let password = match std::env::var("LAKE_PASSWORD") {
+            Ok(password) => password,
+            Err(_) => {
+                eprintln!("password for {name} (one line on standard input):");
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line)?;
+                line.trim_end_matches(['\r', '\n']).to_string()
+            }
+        };
+        users.set(name, &password)?;
+        None
+    };
     let temporary = path.with_extension("tmp");
     {
         use std::io::Write as _;
@@ -634,5 +650,9 @@ fn add_user(name: &str, path: &Path) -> anyhow::Result<()> {
         path.display(),
         users.len()
     );
+    if let Some(token) = token {
+        // Only here, once: the file keeps its hash.
+        println!("{token}");
+    }
     Ok(())
 }

@@ -47,12 +47,18 @@ pub const PASSWORD_MAX: usize = 1024;
 const HEADER_MAX: usize = 4096;
 /// Token format version.
 const TOKEN_PREFIX: &str = "lake1";
+/// What an API token starts with: `lakeapi.NAME.SECRET`.
+const API_TOKEN_PREFIX: &str = "lakeapi";
+/// How a users file marks an API token's hash: `NAME:sha256:HEX`.
+const API_HASH_PREFIX: &str = "sha256:";
 
 /// Who made a call: the user name of a valid token, as the request's extension.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Principal(pub String);
 
-/// The users a replica knows: name → argon2id PHC hash.
+/// The users a replica knows: name → argon2id PHC hash of a password, or `sha256:HEX` of
+/// an API token (a service's static credential: 256 random bits, so a fast hash keeps it
+/// as safe as a slow one keeps a password).
 #[derive(Clone, Debug, Default)]
 pub struct Users {
     hashes: BTreeMap<String, String>,
@@ -98,8 +104,9 @@ pub fn hash_password(password: &str) -> Result<String, QueryError> {
 }
 
 impl Users {
-    /// Reads a users file: one `NAME:HASH` per line (blank lines and `#` comments
-    /// ignored).
+    /// Reads a users file: one `NAME:HASH` per line, HASH an argon2id PHC string of a
+    /// password or `sha256:` and 64 hex digits of an API token (blank lines and `#`
+    /// comments ignored).
     ///
     /// # Errors
     /// [`QueryError::InvalidArgument`] naming the file and line of a malformed entry or
@@ -126,8 +133,19 @@ impl Users {
                 return Err(format!("line {}: expected NAME:HASH", n + 1));
             };
             validate_user_name(name).map_err(|e| format!("line {}: {e}", n + 1))?;
-            PasswordHash::new(hash)
-                .map_err(|e| format!("line {}: not a PHC password hash ({e})", n + 1))?;
+            match hash.strip_prefix(API_HASH_PREFIX) {
+                Some(hex) if lake_sdk::file::is_sha256_hex(hex) => {}
+                Some(_) => {
+                    return Err(format!(
+                        "line {}: an API token's hash is sha256: and 64 lowercase hex digits",
+                        n + 1
+                    ));
+                }
+                None => {
+                    PasswordHash::new(hash)
+                        .map_err(|e| format!("line {}: not a PHC password hash ({e})", n + 1))?;
+                }
+            }
             hashes.insert(name.to_string(), hash.to_string());
         }
         Ok(Self { hashes })
@@ -135,8 +153,9 @@ impl Users {
 
     /// The file text of these users.
     pub fn to_text(&self) -> String {
-        let mut text =
-            String::from("# Lake users: NAME:argon2id hash (written by `lake user add`)\n");
+        let mut text = String::from(
+            "# Lake users: NAME:argon2id hash of a password, or NAME:sha256:hash of an API token (written by `lake user add`)\n",
+        );
         for (name, hash) in &self.hashes {
             text.push_str(&format!("{name}:{hash}\n"));
         }
@@ -154,10 +173,54 @@ impl Users {
         Ok(())
     }
 
-    /// Whether `password` is `name`'s. An unknown name costs the same hashing work as a
-    /// known one, so timing does not tell which names exist.
+    /// Adds `name` as a service with a new random API token, or gives it a new one (the
+    /// old one stops working where the file is reloaded). Returns the token,
+    /// `lakeapi.NAME.SECRET`: the file keeps only its SHA-256.
+    ///
+    /// # Errors
+    /// [`QueryError::InvalidArgument`] for a bad name.
+    pub fn set_api_token(&mut self, name: &str) -> Result<String, QueryError> {
+        use base64::Engine as _;
+        validate_user_name(name)?;
+        let secret =
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(rand::random::<[u8; 32]>());
+        let token = format!("{API_TOKEN_PREFIX}.{name}.{secret}");
+        self.hashes.insert(name.to_string(), api_hash(&token));
+        Ok(token)
+    }
+
+    /// The name of the service whose API token `token` is, when it is one in this file.
+    pub fn api_token_owner(&self, token: &str) -> Option<&str> {
+        let mut parts = token.split('.');
+        let (Some(API_TOKEN_PREFIX), Some(name), Some(_), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return None;
+        };
+        let (owner, stored) = self.hashes.get_key_value(name)?;
+        let given = api_hash(token);
+        // Compares digests of the whole token: timing tells nothing about the secret.
+        let same = stored.len() == given.len()
+            && stored
+                .bytes()
+                .zip(given.bytes())
+                .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+                == 0;
+        same.then_some(owner.as_str())
+    }
+
+    /// Whether `password` is `name`'s (for a service, its API token, so clients that can
+    /// only send a user name and password log in with it). An unknown name costs the same
+    /// hashing work as a known one, so timing does not tell which names exist.
     pub fn verify(&self, name: &str, password: &str) -> bool {
         static UNKNOWN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        if self
+            .hashes
+            .get(name)
+            .is_some_and(|h| h.starts_with(API_HASH_PREFIX))
+        {
+            return self.api_token_owner(password) == Some(name);
+        }
         let known = self.hashes.get(name);
         let hash = match known {
             Some(hash) => hash.as_str(),
@@ -182,6 +245,14 @@ impl Users {
     pub fn is_empty(&self) -> bool {
         self.hashes.is_empty()
     }
+}
+
+/// `sha256:HEX` of an API token, as a users file keeps it.
+fn api_hash(token: &str) -> String {
+    use sha2::Digest as _;
+    let digest = Sha256::digest(token.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{API_HASH_PREFIX}{hex}")
 }
 
 /// Logs users in and checks their tokens.
@@ -248,7 +319,9 @@ impl Authenticator {
         Ok(self.token(&name, expiry))
     }
 
-    /// The principal of the `authorization: Bearer TOKEN` header of a call.
+    /// The principal of the `authorization: Bearer TOKEN` header of a call: TOKEN is a
+    /// login's token, or a service's API token from the users file (which never expires;
+    /// replace it with `lake user add NAME --api-token` and restart the replicas).
     ///
     /// # Errors
     /// `UNAUTHENTICATED` saying whether the header is missing, the token malformed or
@@ -264,6 +337,17 @@ impl Authenticator {
                     "the authorization header is not a bearer token: log in with a Flight Handshake first",
                 )
             })?;
+        if token.trim().starts_with(API_TOKEN_PREFIX) {
+            return self
+                .users
+                .api_token_owner(token.trim())
+                .map(|name| Principal(name.to_string()))
+                .ok_or_else(|| {
+                    Status::unauthenticated(
+                        "invalid API token: not in this replica's users file (replaced or removed?), or altered",
+                    )
+                });
+        }
         let forged = || {
             Status::unauthenticated(
                 "invalid token: not issued by this Lake deployment, or altered; log in again",
@@ -505,6 +589,45 @@ mod tests {
         assert!(err.contains("NAME:HASH"), "{err}");
         assert!(users.set("a b", "x").is_err());
         assert!(users.set("ok", "").is_err());
+    }
+
+    #[test]
+    fn api_tokens_authenticate_their_service_until_replaced() {
+        let mut users = Users::default();
+        users.set("ada", "pw").expect("user");
+        let token = users.set_api_token("svc-etl").expect("token");
+        assert!(token.starts_with("lakeapi.svc-etl."));
+        // The file keeps only the hash, and reads back.
+        let text = users.to_text();
+        assert!(text.contains("svc-etl:sha256:") && !text.contains(&token));
+        let users = Users::parse(&text).expect("parses");
+        let auth = Authenticator::new(users.clone(), &[1; 32], Duration::from_secs(60))
+            .expect("authenticator");
+        let principal = auth
+            .check(Some(&format!("Bearer {token}")))
+            .expect("an API token is a bearer token");
+        assert_eq!(principal, Principal("svc-etl".into()));
+        // Basic login with the token as the password, for clients that only have those.
+        assert!(users.verify("svc-etl", &token));
+        assert!(!users.verify("svc-etl", "pw"));
+        for bad in [
+            token.replace("svc-etl", "ada"),
+            format!("{token}x"),
+            "lakeapi.svc-etl.AAAA".to_string(),
+            "lakeapi.nobody.AAAA".to_string(),
+        ] {
+            let err = auth.check(Some(&format!("Bearer {bad}"))).expect_err(&bad);
+            assert!(
+                err.message().contains("invalid API token"),
+                "{}",
+                err.message()
+            );
+        }
+        let mut replaced = users;
+        let new = replaced.set_api_token("svc-etl").expect("new token");
+        assert_ne!(new, token);
+        assert_eq!(replaced.api_token_owner(&token), None);
+        assert!(Users::parse("svc:sha256:xyz\n").is_err());
     }
 }
 

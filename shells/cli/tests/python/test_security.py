@@ -398,3 +398,39 @@ def test_a_principal_past_its_statements_at_once_is_refused_until_one_ends(two_p
             assert time.monotonic() < deadline, "turns were not freed"
             time.sleep(0.2)
     assert two_per_user_server.alive()
+
+
+def test_a_service_authenticates_with_its_api_token(users_file, tmp_path):
+    path = tmp_path / "users"
+    path.write_text(users_file.read_text())
+    made = subprocess.run([lake_binary(), "user", "add", "bot", "--users-file", str(path), "--api-token"],
+                          capture_output=True, text=True, timeout=60, check=True)
+    token = made.stdout.strip()
+    assert token.startswith("lakeapi.bot.") and token not in path.read_text()
+    assert "bot:sha256:" in path.read_text() and "ada:$argon2id$" in path.read_text()
+    data_dir = tempfile.mkdtemp(prefix="lake-api-")
+    srv = LakeServer(data_dir, demo=False, env={"LAKE_USERS_FILE": str(path)})
+    try:
+        header = {"adbc.flight.sql.authorization_header": f"Bearer {token}"}
+        with flightsql.connect(srv.uri, db_kwargs=header, autocommit=True) as conn:
+            query(conn, "CREATE TABLE from_bot (x BIGINT)")
+            query(conn, "INSERT INTO from_bot VALUES (7)")
+            assert query(conn, "SELECT x FROM from_bot").to_pylist() == [{"x": 7}]
+        # As the password of a Basic login, for clients that only have those.
+        with adbc(srv, "bot", token) as conn:
+            assert query(conn, "SELECT count(*) AS n FROM from_bot").to_pylist() == [{"n": 1}]
+        cli = subprocess.run([lake_binary(), "sql", "--endpoint", srv.endpoint, "SELECT x FROM from_bot"],
+                             env={**os.environ, "LAKE_TOKEN": token}, capture_output=True, text=True, timeout=120)
+        assert cli.returncode == 0 and "7" in cli.stdout, cli.stderr
+        client = pyarrow.flight.connect(srv.uri)
+        for bad in [token[:-2] + ("AA" if not token.endswith("AA") else "BB"), token.replace(".bot.", ".ada.")]:
+            options = pyarrow.flight.FlightCallOptions(headers=[(b"authorization", f"Bearer {bad}".encode())])
+            with pytest.raises(pyarrow.flight.FlightUnauthenticatedError) as err:
+                list(client.list_actions(options))
+            assert "invalid API token" in str(err.value)
+        # The audit line names the service.
+        time.sleep(0.5)
+        assert any("principal=bot" in line for line in srv.log if "lake::audit" in line)
+    finally:
+        srv.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
