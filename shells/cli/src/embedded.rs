@@ -91,17 +91,7 @@ pub async fn start_query(
         return Err(e).context("creating the default namespace at Metasrv");
     }
     let catalog = Catalog::start(client.clone(), CACHE_LEASE_MS).await?;
-    let network = !listen.ip().is_loopback();
-    if network && options.auth.users.is_none() && !options.auth.insecure_no_auth {
-        anyhow::bail!(
-            "refusing to serve {listen} without authentication: anyone who reaches it could read, write and drop every table. Give a users file (--users-file, LAKE_USERS_FILE; create it with `lake user add NAME --users-file PATH`), listen on a loopback address, or pass --insecure-no-auth if something else guards this network"
-        );
-    }
-    if network && options.auth.tls.is_none() && !options.auth.insecure_no_tls {
-        anyhow::bail!(
-            "refusing to serve {listen} without TLS: passwords, tokens and table data would cross the network in clear text. Give a certificate and its key (--tls-cert, --tls-key; LAKE_TLS_CERT, LAKE_TLS_KEY), listen on a loopback address, or pass --insecure-no-tls if the network is encrypted otherwise"
-        );
-    }
+    check_exposure(listen, &options.auth)?;
     let token_key = key.derive("flight bearer tokens");
     let mut engine =
         Engine::new(catalog, client, data_root, key).with_limits(options.limits.clone())?;
@@ -143,6 +133,38 @@ pub async fn start_query(
         received,
         server,
     })
+}
+
+/// Refuses to serve a non-loopback `listen` address without a login and without TLS,
+/// unless the flag that gives each up was passed (naming everything that is missing at
+/// once); warns when serving beyond loopback with either given up.
+///
+/// # Errors
+/// What is missing and the flags that supply it.
+pub fn check_exposure(listen: SocketAddr, auth: &AuthOptions) -> anyhow::Result<()> {
+    if listen.ip().is_loopback() {
+        return Ok(());
+    }
+    let mut missing = Vec::new();
+    if auth.users.is_none() && !auth.insecure_no_auth {
+        missing.push("authentication: anyone who reaches it could read, write and drop every table. Give a users file (--users-file, LAKE_USERS_FILE; create it with `lake user add NAME --users-file PATH`) or pass --insecure-no-auth (LAKE_INSECURE_NO_AUTH=true) if something else guards this network");
+    }
+    if auth.tls.is_none() && !auth.insecure_no_tls {
+        missing.push("TLS: passwords, tokens and table data would cross the network in clear text. Give a certificate and its key (--tls-cert, --tls-key; LAKE_TLS_CERT, LAKE_TLS_KEY) or pass --insecure-no-tls (LAKE_INSECURE_NO_TLS=true) if the network is encrypted otherwise");
+    }
+    if !missing.is_empty() {
+        anyhow::bail!(
+            "refusing to serve {listen} without {} (or listen on a loopback address)",
+            missing.join("; and without ")
+        );
+    }
+    if auth.users.is_none() {
+        tracing::warn!(%listen, "serving without authentication (--insecure-no-auth): anyone who reaches this address can read, write and drop every table");
+    }
+    if auth.tls.is_none() {
+        tracing::warn!(%listen, "serving without TLS (--insecure-no-tls): passwords, tokens and rows cross the network in clear text");
+    }
+    Ok(())
 }
 
 /// Reads the ticket key from `path`, creating a random one (mode 0600) when the file does
@@ -212,12 +234,21 @@ pub async fn connect(endpoint: &str, tls_ca: Option<&Path>) -> anyhow::Result<La
             std::fs::read(path).with_context(|| format!("reading --tls-ca {}", path.display()))
         })
         .transpose()?;
-    let mut lake = LakeClient::connect_with_ca(endpoint, ca.as_deref()).await?;
+    let mut lake = match LakeClient::connect_with_ca(endpoint, ca.as_deref()).await {
+        Ok(lake) => lake,
+        Err(e) if e.to_string().contains("UnknownIssuer") => {
+            return Err(anyhow::Error::new(e).context(
+                "the server's certificate is not from a CA this client trusts: give that CA with --tls-ca (LAKE_TLS_CA)",
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    };
     if let Ok(token) = std::env::var("LAKE_TOKEN") {
         lake.set_token(token.trim());
     } else if let Ok(user) = std::env::var("LAKE_USER") {
-        let password = std::env::var("LAKE_PASSWORD")
-            .context("LAKE_USER is set but LAKE_PASSWORD is not: set both to log in")?;
+        let Ok(password) = std::env::var("LAKE_PASSWORD") else {
+            anyhow::bail!("LAKE_USER is set but LAKE_PASSWORD is not: set both to log in");
+        };
         lake.login(&user, &password)
             .await
             .with_context(|| format!("logging in to {endpoint} as {user}"))?;
@@ -276,6 +307,7 @@ pub async fn start_with(
     options: &ReplicaOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<Embedded> {
+    check_exposure(listen, &options.auth)?;
     std::fs::create_dir_all(data_dir.join("tables"))
         .with_context(|| format!("creating data directory {}", data_dir.display()))?;
     let data_dir = data_dir

@@ -11,6 +11,7 @@ use tonic::{Code, Status};
 
 use crate::MetasrvError;
 use crate::convert;
+use crate::error::error_chain;
 use crate::proto;
 use crate::proto::metasrv_client::MetasrvClient as RpcClient;
 
@@ -56,20 +57,6 @@ pub const WATCH_SILENCE_MAX: Duration = Duration::from_secs(10);
 pub struct MetasrvClient {
     nodes: Arc<[RpcClient<Channel>]>,
     current: Arc<AtomicUsize>,
-}
-
-/// `error` with its sources, outermost first: tonic's transport errors say only
-/// "transport error" at the top, and the cause (refused connection, TLS handshake
-/// failure) is underneath.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    message
 }
 
 /// Whether `status` says the call was not carried out, so another node may take it.

@@ -106,6 +106,20 @@ impl MetasrvError {
     }
 }
 
+/// `error` with its sources, outermost first: tonic's transport errors say only
+/// "transport error" at the top, and the cause (refused connection, TLS handshake
+/// failure) is underneath.
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}
+
 impl From<Status> for MetasrvError {
     fn from(status: Status) -> Self {
         let reason = status
@@ -114,10 +128,16 @@ impl From<Status> for MetasrvError {
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default()
             .to_string();
+        // A transport failure (refused connection, a TLS alert such as a missing client
+        // certificate) says only "transport error"; its cause is among the sources.
+        let message = match std::error::Error::source(&status) {
+            Some(source) => format!("{}: {}", status.message(), error_chain(source)),
+            None => status.message().to_string(),
+        };
         Self::Rpc {
             code: status.code(),
             reason,
-            message: status.message().to_string(),
+            message,
         }
     }
 }

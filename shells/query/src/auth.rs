@@ -329,7 +329,7 @@ impl Authenticator {
     pub fn check(&self, authorization: Option<&str>) -> Result<Principal, Status> {
         let Some(header) = authorization else {
             return Err(Status::unauthenticated(
-                "this Lake server requires a login: send HTTP Basic credentials with a Flight Handshake (ADBC: username and password options) and the bearer token it returns with every call",
+                "this Lake server requires a login: send HTTP Basic credentials with a Flight Handshake (ADBC: username and password options; the lake CLI: LAKE_USER and LAKE_PASSWORD) and the bearer token it returns with every call, or a service's API token as the bearer token (lake CLI: LAKE_TOKEN)",
             ));
         };
         let token = credentials(header, "Bearer").ok_or_else(|| {

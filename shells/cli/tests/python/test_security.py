@@ -240,6 +240,9 @@ def test_a_network_address_without_users_is_refused_at_start(tmp_path):
     assert done.returncode != 0
     assert "refusing to serve 0.0.0.0:0 without authentication" in done.stderr
     assert "--users-file" in done.stderr and "--insecure-no-auth" in done.stderr
+    # Everything missing is named at once, before anything is written.
+    assert "and without TLS" in done.stderr and "--tls-cert" in done.stderr
+    assert not (tmp_path / "d").exists()
 
 
 def test_a_ticket_serves_only_the_user_it_was_issued_to(secured_server):
