@@ -20,8 +20,8 @@ use std::collections::VecDeque;
 
 use crate::error::CommitError;
 use crate::registry::{
-    ChangeEvent, ChangeKind, Digest, ManifestRef, Registry, SCHEMA_BYTES_MAX, TableId, TableMeta,
-    VersionRecord, validate_name,
+    ChangeEvent, ChangeKind, Digest, GrantScope, ManifestRef, Privilege, Registry,
+    SCHEMA_BYTES_MAX, TableId, TableMeta, VersionRecord, validate_name, validate_principal,
 };
 
 /// Caller-chosen id that pairs a request with its [`Output::Reply`].
@@ -58,6 +58,20 @@ pub enum Mutation {
         version: u64,
         manifest: ManifestRef,
     },
+    /// Give `principal` at least `privilege` on `scope` (SQL `GRANT`: a higher grant it
+    /// already holds stays).
+    Grant {
+        principal: String,
+        scope: GrantScope,
+        privilege: Privilege,
+    },
+    /// Take `privilege` on `scope` from `principal` (SQL `REVOKE`): a grant at or above it
+    /// drops to the level below it; `None` takes every privilege on the scope.
+    Revoke {
+        principal: String,
+        scope: GrantScope,
+        privilege: Option<Privilege>,
+    },
 }
 
 /// What a successful mutation did.
@@ -76,6 +90,8 @@ pub enum Applied {
     Committed { version: u64, replayed: bool },
     /// The manifest location was updated.
     ManifestFinalized,
+    /// The principal's privilege on the scope is now this (`None`: no grant).
+    GrantChanged(Option<Privilege>),
 }
 
 /// A successful reply: what happened and the registry revision that includes it (the
@@ -371,6 +387,7 @@ fn applied_of(event: &ChangeEvent) -> Applied {
             replayed: false,
         },
         ChangeKind::ManifestFinalized { .. } => Applied::ManifestFinalized,
+        ChangeKind::GrantChanged { privilege, .. } => Applied::GrantChanged(*privilege),
     }
 }
 
@@ -526,5 +543,51 @@ fn plan(registry: &Registry, mutation: Mutation, now_ms: i64) -> Result<Planned,
                 manifest,
             }))
         }
+        Mutation::Grant {
+            principal,
+            scope,
+            privilege,
+        } => {
+            check_grant_target(registry, &principal, &scope)?;
+            let now = registry.grant(&principal, &scope).max(Some(privilege));
+            Ok(grant_changed(principal, scope, now))
+        }
+        Mutation::Revoke {
+            principal,
+            scope,
+            privilege,
+        } => {
+            check_grant_target(registry, &principal, &scope)?;
+            let held = registry.grant(&principal, &scope);
+            let now = match privilege {
+                Some(revoked) if held >= Some(revoked) => revoked.lower(),
+                Some(_) => held,
+                None => None,
+            };
+            Ok(grant_changed(principal, scope, now))
+        }
     }
+}
+
+/// Checks the principal's name and that a namespace scope names an existing namespace.
+fn check_grant_target(
+    registry: &Registry,
+    principal: &str,
+    scope: &GrantScope,
+) -> Result<(), CommitError> {
+    validate_principal(principal)?;
+    if let GrantScope::Namespace(ns) = scope
+        && !registry.has_namespace(ns)
+    {
+        return Err(namespace_not_found(registry, ns));
+    }
+    Ok(())
+}
+
+fn grant_changed(principal: String, scope: GrantScope, privilege: Option<Privilege>) -> Planned {
+    Planned::Event(ChangeKind::GrantChanged {
+        principal,
+        scope,
+        privilege,
+    })
 }

@@ -19,8 +19,8 @@ pub use commit::{Applied, Coordinator, Input, Mutation, Output, Reply, StoreWrit
 pub use election::{Election, ElectionConfig, ElectionInput, ElectionOutput, Fence, Lease};
 pub use error::{CommitError, RegistryError, SnapshotError};
 pub use registry::{
-    ChangeEvent, ChangeKind, Digest, ManifestRef, Registry, TableId, TableMeta, TableState,
-    VersionRecord,
+    ChangeEvent, ChangeKind, Digest, GrantScope, ManifestRef, Privilege, Registry, TableId,
+    TableMeta, TableState, VersionRecord,
 };
 pub use snapshot::{
     IcebergHistory, IcebergRefKind, IcebergSpec, TimeTravel, VersionSpec, resolve_iceberg,

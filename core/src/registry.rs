@@ -4,7 +4,8 @@
 //! [`Registry::apply`] of a [`ChangeEvent`] whose revision is exactly one more than the
 //! registry's, so every holder (the commit coordinator, the durable event log replayed at
 //! start-up, each Query replica's catalog cache) derives the same state from the same
-//! ordered events.
+//! ordered events. Grants (who may read, write or administer which namespace) are part of
+//! that state, so every replica enforces the same policy at the same revision.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -64,6 +65,132 @@ pub fn clip(mut text: String, max_bytes: usize) -> String {
         text.push('…');
     }
     text
+}
+
+/// Longest principal (user or service name) a grant names, in bytes.
+pub const PRINCIPAL_LEN_MAX: usize = 64;
+
+/// Checks a principal's name, as logins know it: 1 to [`PRINCIPAL_LEN_MAX`] ASCII
+/// letters, digits, `_`, `-`, `.` or `@` (an identity provider's e-mail names fit).
+///
+/// # Errors
+/// [`CommitError::InvalidInput`] naming the input and the allowed form.
+pub fn validate_principal(name: &str) -> Result<(), CommitError> {
+    let ok = (1..=PRINCIPAL_LEN_MAX).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'@'));
+    if ok {
+        Ok(())
+    } else {
+        Err(CommitError::InvalidInput {
+            what: "user name",
+            detail: format!(
+                "{:?}: use 1 to {PRINCIPAL_LEN_MAX} ASCII letters, digits, '_', '-', '.' or '@'",
+                shorten(name)
+            ),
+        })
+    }
+}
+
+/// What a grant allows; each level includes the ones before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Privilege {
+    /// Read tables (SELECT, time travel, listings, FILE reads).
+    Read = 1,
+    /// Also write rows (INSERT, appends, ingest into existing tables, FILE uploads).
+    Write = 2,
+    /// Also create and drop tables, and grant or revoke on the scope.
+    Admin = 3,
+}
+
+impl Privilege {
+    /// The wire code (1, 2, 3).
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+
+    /// The privilege of wire code `code`.
+    pub fn from_code(code: u32) -> Option<Self> {
+        match code {
+            1 => Some(Self::Read),
+            2 => Some(Self::Write),
+            3 => Some(Self::Admin),
+            _ => None,
+        }
+    }
+
+    /// The level below this one (`None` below [`Privilege::Read`]).
+    pub fn lower(self) -> Option<Self> {
+        Self::from_code(self.code() - 1)
+    }
+
+    /// `read`, `write` or `admin`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Admin => "admin",
+        }
+    }
+}
+
+/// What a grant covers.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum GrantScope {
+    /// Every namespace of the `lake` catalog, present and future; with
+    /// [`Privilege::Admin`] also creating and dropping namespaces.
+    Lake,
+    /// One namespace of the `lake` catalog.
+    Namespace(String),
+    /// The read-only `iceberg` catalog (only [`Privilege::Read`] reads it; `Admin` also
+    /// grants on it).
+    Iceberg,
+}
+
+impl GrantScope {
+    /// The wire form: `lake`, `lake.NAMESPACE` or `iceberg`.
+    pub fn to_wire(&self) -> String {
+        match self {
+            Self::Lake => "lake".to_string(),
+            Self::Namespace(ns) => format!("lake.{ns}"),
+            Self::Iceberg => "iceberg".to_string(),
+        }
+    }
+
+    /// Parses the wire form (see [`GrantScope::to_wire`]).
+    ///
+    /// # Errors
+    /// [`CommitError::InvalidInput`] naming the allowed forms.
+    pub fn from_wire(text: &str) -> Result<Self, CommitError> {
+        match text {
+            "lake" => Ok(Self::Lake),
+            "iceberg" => Ok(Self::Iceberg),
+            _ => match text.strip_prefix("lake.") {
+                Some(ns) => {
+                    validate_name("namespace", ns)?;
+                    Ok(Self::Namespace(ns.to_string()))
+                }
+                None => Err(CommitError::InvalidInput {
+                    what: "grant scope",
+                    detail: format!(
+                        "{:?}: a grant covers lake, lake.NAMESPACE or iceberg",
+                        shorten(text)
+                    ),
+                }),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for GrantScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Lake => f.write_str("catalog lake"),
+            Self::Namespace(ns) => write!(f, "namespace lake.{ns}"),
+            Self::Iceberg => f.write_str("catalog iceberg"),
+        }
+    }
 }
 
 /// Where a version's Lance manifest lives, relative to the table location.
@@ -210,6 +337,12 @@ pub enum ChangeKind {
         version: u64,
         manifest: ManifestRef,
     },
+    /// `principal`'s privilege on `scope` is now `privilege` (`None`: no grant).
+    GrantChanged {
+        principal: String,
+        scope: GrantScope,
+        privilege: Option<Privilege>,
+    },
 }
 
 /// One entry of Metasrv's ordered change stream.
@@ -229,6 +362,7 @@ pub struct Registry {
     namespaces: BTreeMap<String, u64>,
     tables: BTreeMap<TableId, Arc<TableState>>,
     names: BTreeMap<(String, String), TableId>,
+    grants: BTreeMap<(String, GrantScope), Privilege>,
 }
 
 impl Registry {
@@ -284,6 +418,31 @@ impl Registry {
         self.tables.get(&id)
     }
 
+    /// `principal`'s own grant on exactly `scope` (not counting a catalog-wide one).
+    pub fn grant(&self, principal: &str, scope: &GrantScope) -> Option<Privilege> {
+        self.grants
+            .get(&(principal.to_string(), scope.clone()))
+            .copied()
+    }
+
+    /// What `principal` may do on `scope`: its grant there, or for a namespace its grant
+    /// on the whole `lake` catalog, whichever is higher.
+    pub fn privilege(&self, principal: &str, scope: &GrantScope) -> Option<Privilege> {
+        let own = self.grant(principal, scope);
+        let inherited = match scope {
+            GrantScope::Namespace(_) => self.grant(principal, &GrantScope::Lake),
+            GrantScope::Lake | GrantScope::Iceberg => None,
+        };
+        own.max(inherited)
+    }
+
+    /// Every grant as (principal, scope, privilege), sorted by principal then scope.
+    pub fn grants(&self) -> impl Iterator<Item = (&str, &GrantScope, Privilege)> {
+        self.grants
+            .iter()
+            .map(|((principal, scope), privilege)| (principal.as_str(), scope, *privilege))
+    }
+
     /// Applies the event at revision `self.revision() + 1`.
     ///
     /// # Errors
@@ -312,6 +471,9 @@ impl Registry {
                 if self.namespaces.remove(name).is_none() {
                     return Err(inconsistent(format!("namespace {name} does not exist")));
                 }
+                // Grants belong to the namespace: one created again later starts with none.
+                let dropped = GrantScope::Namespace(name.clone());
+                self.grants.retain(|(_, scope), _| *scope != dropped);
             }
             ChangeKind::TableCreated { meta } => {
                 let key = (meta.namespace.clone(), meta.name.clone());
@@ -375,6 +537,26 @@ impl Registry {
                     )));
                 }
                 Arc::make_mut(table).versions[index].manifest = manifest.clone();
+            }
+            ChangeKind::GrantChanged {
+                principal,
+                scope,
+                privilege,
+            } => {
+                if let GrantScope::Namespace(ns) = scope
+                    && !self.namespaces.contains_key(ns)
+                {
+                    return Err(inconsistent(format!("namespace {ns} does not exist")));
+                }
+                let key = (principal.clone(), scope.clone());
+                match privilege {
+                    Some(privilege) => {
+                        self.grants.insert(key, *privilege);
+                    }
+                    None => {
+                        self.grants.remove(&key);
+                    }
+                }
             }
         }
         self.revision = event.revision;

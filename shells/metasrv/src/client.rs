@@ -1,7 +1,9 @@
 //! The typed gRPC client Query replicas use to reach Metasrv.
 
 use futures::{Stream, StreamExt};
-use lake_core::{ChangeEvent, Digest, ManifestRef, TableMeta, VersionRecord};
+use lake_core::{
+    ChangeEvent, Digest, GrantScope, ManifestRef, Privilege, TableMeta, VersionRecord,
+};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -238,6 +240,22 @@ impl MetasrvClient {
             .into_inner())
     }
 
+    /// The revision the leader has committed up to now (every acknowledged change is at
+    /// or below it).
+    ///
+    /// # Errors
+    /// Transport errors.
+    pub async fn revision(&self) -> Result<u64, MetasrvError> {
+        Ok(self
+            .call(
+                proto::ListNamespacesRequest {},
+                true,
+                |mut rpc, r| async move { rpc.list_namespaces(r).await },
+            )
+            .await?
+            .revision)
+    }
+
     /// Creates a namespace; returns the revision that includes it.
     ///
     /// # Errors
@@ -250,6 +268,61 @@ impl MetasrvClient {
             })
             .await?
             .revision)
+    }
+
+    /// Raises `principal`'s privilege on `scope` to at least `privilege` (SQL GRANT);
+    /// returns the privilege it now holds there and the revision that includes it.
+    ///
+    /// # Errors
+    /// Invalid principal name, namespace not found, or transport errors.
+    pub async fn grant(
+        &self,
+        principal: &str,
+        scope: &GrantScope,
+        privilege: Privilege,
+    ) -> Result<(Option<Privilege>, u64), MetasrvError> {
+        let request = proto::GrantRequest {
+            principal: principal.into(),
+            scope: scope.to_wire(),
+            privilege: privilege.code(),
+        };
+        // Setting a grant twice leaves the same state: safe to send again.
+        let r = self
+            .call(
+                request,
+                true,
+                |mut rpc, r| async move { rpc.grant(r).await },
+            )
+            .await?;
+        Ok((convert::privilege(r.privilege)?, r.revision))
+    }
+
+    /// Takes `privilege` on `scope` from `principal` (a grant at or above it drops to the
+    /// level below; `None` takes them all; SQL REVOKE); returns the privilege it now holds
+    /// there and the revision that includes it.
+    ///
+    /// # Errors
+    /// Invalid principal name, namespace not found, or transport errors.
+    pub async fn revoke(
+        &self,
+        principal: &str,
+        scope: &GrantScope,
+        privilege: Option<Privilege>,
+    ) -> Result<(Option<Privilege>, u64), MetasrvError> {
+        let request = proto::GrantRequest {
+            principal: principal.into(),
+            scope: scope.to_wire(),
+            privilege: privilege.map_or(0, Privilege::code),
+        };
+        // The result is the level below the revoked one whatever was held: safe to resend.
+        let r = self
+            .call(
+                request,
+                true,
+                |mut rpc, r| async move { rpc.revoke(r).await },
+            )
+            .await?;
+        Ok((convert::privilege(r.privilege)?, r.revision))
     }
 
     /// Drops an empty namespace; returns the revision that includes it.

@@ -1,6 +1,9 @@
 //! Conversions between `lake_core` types and their `lake.metasrv.v1` protobuf messages.
 
-use lake_core::{ChangeEvent, ChangeKind, Digest, Lease, ManifestRef, TableMeta, VersionRecord};
+use lake_core::{
+    ChangeEvent, ChangeKind, Digest, GrantScope, Lease, ManifestRef, Privilege, TableMeta,
+    VersionRecord,
+};
 
 use crate::MetasrvError;
 use crate::proto;
@@ -126,6 +129,15 @@ impl From<&ChangeEvent> for proto::ChangeEvent {
                 version: *version,
                 manifest: Some(manifest.into()),
             }),
+            ChangeKind::GrantChanged {
+                principal,
+                scope,
+                privilege,
+            } => Kind::GrantChanged(proto::GrantChanged {
+                principal: principal.clone(),
+                scope: scope.to_wire(),
+                privilege: privilege.map_or(0, Privilege::code),
+            }),
         };
         Self {
             revision: e.revision,
@@ -155,11 +167,39 @@ pub fn change_event(e: proto::ChangeEvent) -> Result<ChangeEvent, MetasrvError> 
             version: m.version,
             manifest: m.manifest.ok_or_else(|| missing("manifest"))?.into(),
         },
+        Kind::GrantChanged(g) => ChangeKind::GrantChanged {
+            principal: g.principal,
+            scope: grant_scope(&g.scope)?,
+            privilege: privilege(g.privilege)?,
+        },
     };
     Ok(ChangeEvent {
         revision: e.revision,
         kind,
     })
+}
+
+/// Decodes a grant scope (`lake`, `lake.NAMESPACE`, `iceberg`).
+///
+/// # Errors
+/// [`MetasrvError::Malformed`] naming the allowed forms.
+pub fn grant_scope(text: &str) -> Result<GrantScope, MetasrvError> {
+    GrantScope::from_wire(text).map_err(|e| MetasrvError::Malformed(e.to_string()))
+}
+
+/// Decodes a privilege code: 0 none, 1 read, 2 write, 3 admin.
+///
+/// # Errors
+/// [`MetasrvError::Malformed`] for any other code.
+pub fn privilege(code: u32) -> Result<Option<Privilege>, MetasrvError> {
+    match code {
+        0 => Ok(None),
+        code => Privilege::from_code(code).map(Some).ok_or_else(|| {
+            MetasrvError::Malformed(format!(
+                "privilege code {code}: 0 none, 1 read, 2 write or 3 admin"
+            ))
+        }),
+    }
 }
 
 impl From<&Lease> for proto::Lease {

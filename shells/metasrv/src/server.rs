@@ -944,9 +944,14 @@ fn mutation_response(reply: Reply) -> proto::MutationResponse {
         Applied::TableCreated(meta) => Some(meta.into()),
         _ => None,
     };
+    let privilege = match &reply.applied {
+        Applied::GrantChanged(privilege) => privilege.map_or(0, lake_core::Privilege::code),
+        _ => 0,
+    };
     proto::MutationResponse {
         revision: reply.revision,
         table,
+        privilege,
     }
 }
 
@@ -1135,6 +1140,45 @@ impl MetasrvRpc for Metasrv {
                 table_id: r.table_id,
                 version: r.version,
                 manifest: manifest.into(),
+            })
+            .await?;
+        Ok(Response::new(mutation_response(reply)))
+    }
+
+    async fn grant(
+        &self,
+        request: Request<proto::GrantRequest>,
+    ) -> Result<Response<proto::MutationResponse>, Status> {
+        if let Some(mut leader) = self.forward(&request) {
+            return leader.grant(forwarded(request)).await;
+        }
+        let r = request.into_inner();
+        let privilege = convert::privilege(r.privilege)?.ok_or_else(|| {
+            Status::invalid_argument("a grant names privilege 1 read, 2 write or 3 admin")
+        })?;
+        let reply = self
+            .mutate(Mutation::Grant {
+                principal: r.principal,
+                scope: convert::grant_scope(&r.scope)?,
+                privilege,
+            })
+            .await?;
+        Ok(Response::new(mutation_response(reply)))
+    }
+
+    async fn revoke(
+        &self,
+        request: Request<proto::GrantRequest>,
+    ) -> Result<Response<proto::MutationResponse>, Status> {
+        if let Some(mut leader) = self.forward(&request) {
+            return leader.revoke(forwarded(request)).await;
+        }
+        let r = request.into_inner();
+        let reply = self
+            .mutate(Mutation::Revoke {
+                principal: r.principal,
+                scope: convert::grant_scope(&r.scope)?,
+                privilege: convert::privilege(r.privilege)?,
             })
             .await?;
         Ok(Response::new(mutation_response(reply)))
