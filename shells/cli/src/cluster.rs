@@ -304,6 +304,20 @@ pub struct AuthArgs {
     /// address.
     #[arg(long, env = "LAKE_USERS_FILE")]
     pub users_file: Option<PathBuf>,
+    /// An identity provider's JSON Web Key Set (RFC 7517 `{"keys": [...]}`, public keys
+    /// only): its JWTs are accepted as bearer tokens, the user being the --jwt-user-claim
+    /// claim. With it, a users file is optional.
+    #[arg(long, env = "LAKE_JWKS_FILE")]
+    pub jwks_file: Option<PathBuf>,
+    /// Required `iss` of JWTs.
+    #[arg(long, env = "LAKE_JWT_ISSUER", requires = "jwks_file")]
+    pub jwt_issuer: Option<String>,
+    /// Required `aud` of JWTs (one of their audiences).
+    #[arg(long, env = "LAKE_JWT_AUDIENCE", requires = "jwks_file")]
+    pub jwt_audience: Option<String>,
+    /// The JWT claim that names the user.
+    #[arg(long, env = "LAKE_JWT_USER_CLAIM", default_value = "sub")]
+    pub jwt_user_claim: String,
     /// How long a login's bearer token is valid, in seconds.
     #[arg(long, env = "LAKE_TOKEN_TTL_SECS", default_value_t = 12 * 3600)]
     pub token_ttl_secs: u64,
@@ -341,6 +355,12 @@ impl AuthArgs {
                 path.display()
             );
         }
+        if !users.has_admin() {
+            tracing::warn!(
+                users_file = %path.display(),
+                "no user is marked admin: logins work, but nobody can create schemas or GRANT access (mark one with `lake user add NAME --admin`)"
+            );
+        }
         Ok(Some(users))
     }
 
@@ -358,8 +378,20 @@ impl AuthArgs {
             )?),
             _ => None,
         };
+        let jwks = match &self.jwks_file {
+            Some(path) => Some(std::sync::Arc::new(lake_query::jwt::Jwks::load(
+                path,
+                lake_query::jwt::JwtSettings {
+                    issuer: self.jwt_issuer.clone(),
+                    audience: self.jwt_audience.clone(),
+                    user_claim: self.jwt_user_claim.clone(),
+                },
+            )?)),
+            None => None,
+        };
         Ok(embedded::AuthOptions {
             users: self.users()?,
+            jwks,
             token_ttl: std::time::Duration::from_secs(self.token_ttl_secs.max(1)),
             insecure_no_auth: self.insecure_no_auth,
             tls,

@@ -95,18 +95,25 @@ pub async fn start_query(
     let token_key = key.derive("flight bearer tokens");
     let mut engine =
         Engine::new(catalog, client, data_root, key).with_limits(options.limits.clone())?;
-    if let Some(users) = &options.auth.users {
+    if options.auth.users.is_some() || options.auth.jwks.is_some() {
         let ttl = if options.auth.token_ttl.is_zero() {
             lake_query::auth::TOKEN_TTL_DEFAULT
         } else {
             options.auth.token_ttl
         };
-        engine = engine.with_auth(lake_query::auth::Authenticator::new(
-            users.clone(),
-            &token_key,
-            ttl,
-        )?);
-        tracing::info!(users = users.len(), "clients must log in");
+        // The demo loader logs in with a token minted in process, as a superuser.
+        let mut users = options.auth.users.clone().unwrap_or_default();
+        users.set_admin(DEMO_LOADER, true);
+        let mut auth = lake_query::auth::Authenticator::new(users, &token_key, ttl)?;
+        if let Some(jwks) = &options.auth.jwks {
+            auth = auth.with_jwks(jwks.clone());
+        }
+        engine = engine.with_auth(auth);
+        tracing::info!(
+            users = options.auth.users.as_ref().map_or(0, |u| u.len()),
+            jwks = options.auth.jwks.is_some(),
+            "clients must log in"
+        );
     }
     if let Some(root) = &options.stage_root {
         engine = engine.with_stage_root(root)?;
@@ -146,8 +153,8 @@ pub fn check_exposure(listen: SocketAddr, auth: &AuthOptions) -> anyhow::Result<
         return Ok(());
     }
     let mut missing = Vec::new();
-    if auth.users.is_none() && !auth.insecure_no_auth {
-        missing.push("authentication: anyone who reaches it could read, write and drop every table. Give a users file (--users-file, LAKE_USERS_FILE; create it with `lake user add NAME --users-file PATH`) or pass --insecure-no-auth (LAKE_INSECURE_NO_AUTH=true) if something else guards this network");
+    if !auth.authenticates() && !auth.insecure_no_auth {
+        missing.push("authentication: anyone who reaches it could read, write and drop every table. Give a users file (--users-file, LAKE_USERS_FILE; create it with `lake user add NAME --users-file PATH`) or an identity provider's keys (--jwks-file, LAKE_JWKS_FILE), or pass --insecure-no-auth (LAKE_INSECURE_NO_AUTH=true) if something else guards this network");
     }
     if auth.tls.is_none() && !auth.insecure_no_tls {
         missing.push("TLS: passwords, tokens and table data would cross the network in clear text. Give a certificate and its key (--tls-cert, --tls-key; LAKE_TLS_CERT, LAKE_TLS_KEY) or pass --insecure-no-tls (LAKE_INSECURE_NO_TLS=true) if the network is encrypted otherwise");
@@ -158,7 +165,7 @@ pub fn check_exposure(listen: SocketAddr, auth: &AuthOptions) -> anyhow::Result<
             missing.join("; and without ")
         );
     }
-    if auth.users.is_none() {
+    if !auth.authenticates() {
         tracing::warn!(%listen, "serving without authentication (--insecure-no-auth): anyone who reaches this address can read, write and drop every table");
     }
     if auth.tls.is_none() {
@@ -274,6 +281,8 @@ pub struct ReplicaOptions {
 pub struct AuthOptions {
     /// The users who may log in; `None`: no login, every caller is let in.
     pub users: Option<lake_query::auth::Users>,
+    /// An identity provider's keys: its JWTs are accepted as bearer tokens.
+    pub jwks: Option<std::sync::Arc<lake_query::jwt::Jwks>>,
     /// How long a login's bearer token is valid (default 12 hours).
     pub token_ttl: std::time::Duration,
     /// Allow serving a non-loopback address without users.
@@ -282,6 +291,13 @@ pub struct AuthOptions {
     pub tls: Option<lake_metasrv::ServerTls>,
     /// Allow serving a non-loopback address without TLS.
     pub insecure_no_tls: bool,
+}
+
+impl AuthOptions {
+    /// Whether callers must authenticate (a users file or a JWKS is given).
+    pub fn authenticates(&self) -> bool {
+        self.users.is_some() || self.jwks.is_some()
+    }
 }
 
 /// Starts the embedded server with data under `data_dir`, Flight SQL on `listen`
@@ -335,6 +351,9 @@ pub async fn start_with(
     })
 }
 
+/// The principal the demo loader acts as: a superuser no one can log in as.
+const DEMO_LOADER: &str = "lake-demo-loader";
+
 /// Loads TPC-H at scale factor `scale` into `lake.tpch.*` through the SDK append path, one
 /// idempotent append per table, so a restarted load appends nothing twice.
 ///
@@ -350,7 +369,7 @@ pub async fn load_demo(server: &Embedded, scale: f64) -> anyhow::Result<()> {
             .duration_since(std::time::UNIX_EPOCH)?
             .as_millis()
             .saturating_add(3_600_000);
-        lake.set_token(&auth.token("lake-demo-loader", u64::try_from(expiry_ms)?));
+        lake.set_token(&auth.token(DEMO_LOADER, u64::try_from(expiry_ms)?));
     }
     lake.sql("CREATE SCHEMA IF NOT EXISTS lake.tpch")
         .await

@@ -124,7 +124,7 @@ enum UserCommand {
     /// LAKE_PASSWORD, else from the first line of standard input; the file keeps only its
     /// argon2id hash. Replicas read the file at start.
     Add {
-        /// User name: 1 to 64 ASCII letters, digits, '_', '-' or '.'.
+        /// User name: 1 to 64 ASCII letters, digits, '_', '-', '.' or '@'.
         name: String,
         /// The users file (created if absent, mode 0600).
         #[arg(long, env = "LAKE_USERS_FILE")]
@@ -135,6 +135,11 @@ enum UserCommand {
         /// Running it again replaces the token.
         #[arg(long)]
         api_token: bool,
+        /// Make the user a superuser: every privilege on every namespace and catalog, and
+        /// the right to GRANT them (see the README's security section). Without it, adding
+        /// an existing superuser again makes it an ordinary user, held to its grants.
+        #[arg(long)]
+        admin: bool,
     },
 }
 
@@ -344,8 +349,9 @@ fn main() -> anyhow::Result<()> {
                         name,
                         users_file,
                         api_token,
+                        admin,
                     },
-            } => add_user(&name, &users_file, api_token),
+            } => add_user(&name, &users_file, api_token, admin),
         }
     })
 }
@@ -611,7 +617,7 @@ fn open_rows(file: &Path) -> anyhow::Result<(arrow::datatypes::SchemaRef, FileRo
 }
 
 /// `lake user add`: sets `name`'s password in `path` (see [`UserCommand::Add`]).
-fn add_user(name: &str, path: &Path, api_token: bool) -> anyhow::Result<()> {
+fn add_user(name: &str, path: &Path, api_token: bool, admin: bool) -> anyhow::Result<()> {
     let mut users = match std::fs::metadata(path) {
         Ok(_) => lake_query::auth::Users::load(path)?,
         Err(_) => lake_query::auth::Users::default(),
@@ -631,6 +637,10 @@ fn add_user(name: &str, path: &Path, api_token: bool) -> anyhow::Result<()> {
         users.set(name, &password)?;
         None
     };
+    if users.is_admin(name) && !admin {
+        eprintln!("{name} is no longer a superuser: it holds only what GRANT gives it");
+    }
+    users.set_admin(name, admin);
     let temporary = path.with_extension("tmp");
     {
         use std::io::Write as _;
@@ -645,8 +655,13 @@ fn add_user(name: &str, path: &Path, api_token: bool) -> anyhow::Result<()> {
         file.sync_all()?;
     }
     std::fs::rename(&temporary, path).with_context(|| format!("replacing {}", path.display()))?;
+    let role = if admin {
+        "as a superuser"
+    } else {
+        "with what GRANT gives it"
+    };
     eprintln!(
-        "{name} can log in to replicas started with --users-file {} ({} user(s))",
+        "{name} can log in {role} to replicas started with --users-file {} ({} user(s))",
         path.display(),
         users.len()
     );

@@ -85,6 +85,12 @@ impl MetasrvRpc for LosesCommitAnswers {
     ) -> R<proto::MutationResponse> {
         self.inner.finalize_manifest(r).await
     }
+    async fn grant(&self, r: Request<proto::GrantRequest>) -> R<proto::MutationResponse> {
+        self.inner.grant(r).await
+    }
+    async fn revoke(&self, r: Request<proto::GrantRequest>) -> R<proto::MutationResponse> {
+        self.inner.revoke(r).await
+    }
     type WatchStream = Pin<Box<dyn Stream<Item = Result<proto::ChangeEvent, Status>> + Send>>;
     async fn watch(&self, r: Request<proto::WatchRequest>) -> R<Self::WatchStream> {
         let inner = self.inner.watch(r).await?.into_inner();
@@ -224,4 +230,50 @@ async fn an_insert_that_committed_while_the_change_stream_stalls_is_reported_as_
         2,
         "the create and the insert, each once"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn create_if_not_exists_of_a_table_made_elsewhere_waits_until_this_replica_shows_it() {
+    // Found in CI (six writers racing on a new table over two replicas): CREATE TABLE IF
+    // NOT EXISTS answered at once because another client had made the table, and the
+    // next INSERT on this replica, whose catalog had not heard of it yet, failed NOT_FOUND.
+    let (_dir, lossy, mut lake) = replica_over_a_lossy_metasrv().await;
+    lossy.stall_watch.store(true, Ordering::SeqCst);
+    let schema = arrow::datatypes::Schema::new(vec![arrow::datatypes::Field::new(
+        "id",
+        arrow::datatypes::DataType::Int64,
+        true,
+    )]);
+    // Another replica's client creates `u` and `s` meanwhile.
+    lossy
+        .inner
+        .create_table(Request::new(proto::CreateTableRequest {
+            namespace: "default".into(),
+            name: "u".into(),
+            schema_ipc: lake_query::engine::schema_to_ipc(&schema).expect("ipc"),
+        }))
+        .await
+        .expect("created elsewhere");
+    lossy
+        .inner
+        .create_namespace(Request::new(proto::NamespaceRequest { name: "s".into() }))
+        .await
+        .expect("created elsewhere");
+    let stall = lossy.stall_watch.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        stall.store(false, Ordering::SeqCst);
+    });
+    lake.sql("CREATE TABLE IF NOT EXISTS u (id BIGINT)")
+        .await
+        .expect("exists: nothing to do");
+    lake.sql("INSERT INTO u VALUES (1)")
+        .await
+        .expect("the next statement sees the table");
+    lake.sql("CREATE SCHEMA IF NOT EXISTS s")
+        .await
+        .expect("exists");
+    lake.sql("CREATE TABLE s.v (id BIGINT)")
+        .await
+        .expect("the next statement sees the schema");
 }

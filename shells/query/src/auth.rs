@@ -39,8 +39,8 @@ use crate::ticket::now_ms;
 pub const HANDSHAKE_PATH: &str = "/arrow.flight.protocol.FlightService/Handshake";
 /// How long a token is valid by default.
 pub const TOKEN_TTL_DEFAULT: Duration = Duration::from_secs(12 * 3600);
-/// Longest user name, in bytes; names are ASCII letters, digits, `_`, `-` and `.`.
-pub const USER_NAME_MAX: usize = 64;
+/// Longest user name, in bytes; names are ASCII letters, digits, `_`, `-`, `.` and `@`.
+pub const USER_NAME_MAX: usize = lake_core::registry::PRINCIPAL_LEN_MAX;
 /// Longest password accepted, in bytes.
 pub const PASSWORD_MAX: usize = 1024;
 /// Longest `authorization` header read, in bytes.
@@ -52,35 +52,41 @@ const API_TOKEN_PREFIX: &str = "lakeapi";
 /// How a users file marks an API token's hash: `NAME:sha256:HEX`.
 const API_HASH_PREFIX: &str = "sha256:";
 
-/// Who made a call: the user name of a valid token, as the request's extension.
+/// Who made a call, as the request's extension: the user a valid token names.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Principal(pub String);
+pub struct Principal {
+    /// The user name.
+    pub name: String,
+    /// A superuser of the users file (see [`crate::access`]). Never a JWT's user: an
+    /// identity provider names users, it does not make superusers.
+    pub superuser: bool,
+}
 
 /// The users a replica knows: name → argon2id PHC hash of a password, or `sha256:HEX` of
 /// an API token (a service's static credential: 256 random bits, so a fast hash keeps it
-/// as safe as a slow one keeps a password).
+/// as safe as a slow one keeps a password); and which of them are superusers (see
+/// [`crate::access`]).
 #[derive(Clone, Debug, Default)]
 pub struct Users {
     hashes: BTreeMap<String, String>,
+    admins: std::collections::BTreeSet<String>,
 }
 
-/// Checks a user name: 1 to [`USER_NAME_MAX`] ASCII letters, digits, `_`, `-` or `.`.
+/// The word that marks a superuser in a users file line: `NAME:HASH admin`.
+const ADMIN_MARK: &str = "admin";
+
+/// Checks a user name: 1 to [`USER_NAME_MAX`] ASCII letters, digits, `_`, `-`, `.` or `@`.
 ///
 /// # Errors
 /// [`QueryError::InvalidArgument`] naming the allowed form.
 pub fn validate_user_name(name: &str) -> Result<(), QueryError> {
-    let ok = (1..=USER_NAME_MAX).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-    if ok {
-        Ok(())
-    } else {
-        Err(QueryError::InvalidArgument(format!(
-            "invalid user name {:?}: use 1 to {USER_NAME_MAX} ASCII letters, digits, '_', '-' or '.'",
+    // One rule for logins and grants (`lake_core::registry::validate_principal`).
+    lake_core::registry::validate_principal(name).map_err(|_| {
+        QueryError::InvalidArgument(format!(
+            "invalid user name {:?}: use 1 to {USER_NAME_MAX} ASCII letters, digits, '_', '-', '.' or '@'",
             lake_core::registry::shorten(name)
-        )))
-    }
+        ))
+    })
 }
 
 /// The argon2id hash (PHC string, the crate's default parameters: 19 MiB, 2 passes) of
@@ -105,8 +111,8 @@ pub fn hash_password(password: &str) -> Result<String, QueryError> {
 
 impl Users {
     /// Reads a users file: one `NAME:HASH` per line, HASH an argon2id PHC string of a
-    /// password or `sha256:` and 64 hex digits of an API token (blank lines and `#`
-    /// comments ignored).
+    /// password or `sha256:` and 64 hex digits of an API token, followed by ` admin` for a
+    /// superuser (blank lines and `#` comments ignored).
     ///
     /// # Errors
     /// [`QueryError::InvalidArgument`] naming the file and line of a malformed entry or
@@ -123,14 +129,29 @@ impl Users {
     /// # Errors
     /// A message naming the line that is wrong.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let mut hashes = BTreeMap::new();
+        let mut users = Self::default();
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let Some((name, hash)) = line.split_once(':') else {
-                return Err(format!("line {}: expected NAME:HASH", n + 1));
+            let mut words = line.split_whitespace();
+            let (Some(entry), mark, None) = (words.next(), words.next(), words.next()) else {
+                return Err(format!("line {}: expected NAME:HASH [admin]", n + 1));
+            };
+            match mark {
+                None => {}
+                Some(ADMIN_MARK) => {}
+                Some(other) => {
+                    return Err(format!(
+                        "line {}: {:?} after the hash; the only word allowed there is admin",
+                        n + 1,
+                        lake_core::registry::shorten(other)
+                    ));
+                }
+            }
+            let Some((name, hash)) = entry.split_once(':') else {
+                return Err(format!("line {}: expected NAME:HASH [admin]", n + 1));
             };
             validate_user_name(name).map_err(|e| format!("line {}: {e}", n + 1))?;
             match hash.strip_prefix(API_HASH_PREFIX) {
@@ -146,20 +167,49 @@ impl Users {
                         .map_err(|e| format!("line {}: not a PHC password hash ({e})", n + 1))?;
                 }
             }
-            hashes.insert(name.to_string(), hash.to_string());
+            users.hashes.insert(name.to_string(), hash.to_string());
+            if mark.is_some() {
+                users.admins.insert(name.to_string());
+            }
         }
-        Ok(Self { hashes })
+        Ok(users)
     }
 
     /// The file text of these users.
     pub fn to_text(&self) -> String {
         let mut text = String::from(
-            "# Lake users: NAME:argon2id hash of a password, or NAME:sha256:hash of an API token (written by `lake user add`)\n",
+            "# Lake users: NAME:argon2id hash of a password, or NAME:sha256:hash of an API token, then `admin` for a superuser (written by `lake user add`)\n",
         );
         for (name, hash) in &self.hashes {
-            text.push_str(&format!("{name}:{hash}\n"));
+            let mark = if self.admins.contains(name) {
+                " admin"
+            } else {
+                ""
+            };
+            text.push_str(&format!("{name}:{hash}{mark}\n"));
         }
         text
+    }
+
+    /// Makes `name` a superuser or not (it holds every privilege everywhere; see
+    /// [`crate::access`]). A name without credentials can never log in, but a token the
+    /// server mints for it in process (the demo loader's) is a superuser's.
+    pub fn set_admin(&mut self, name: &str, admin: bool) {
+        if admin {
+            self.admins.insert(name.to_string());
+        } else {
+            self.admins.remove(name);
+        }
+    }
+
+    /// Whether any user is a superuser.
+    pub fn has_admin(&self) -> bool {
+        !self.admins.is_empty()
+    }
+
+    /// Whether `name` is a superuser.
+    pub fn is_admin(&self, name: &str) -> bool {
+        self.admins.contains(name)
     }
 
     /// Adds `name` with `password`, or sets a new password for it.
@@ -191,12 +241,11 @@ impl Users {
 
     /// The name of the service whose API token `token` is, when it is one in this file.
     pub fn api_token_owner(&self, token: &str) -> Option<&str> {
-        let mut parts = token.split('.');
-        let (Some(API_TOKEN_PREFIX), Some(name), Some(_), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            return None;
-        };
+        // The secret is unpadded base64url (no '.'); the name may hold '.'.
+        let (name, _secret) = token
+            .strip_prefix(API_TOKEN_PREFIX)?
+            .strip_prefix('.')?
+            .rsplit_once('.')?;
         let (owner, stored) = self.hashes.get_key_value(name)?;
         let given = api_hash(token);
         // Compares digests of the whole token: timing tells nothing about the secret.
@@ -259,6 +308,7 @@ fn api_hash(token: &str) -> String {
 #[derive(Clone)]
 pub struct Authenticator {
     users: Arc<Users>,
+    jwks: Option<Arc<crate::jwt::Jwks>>,
     mac: Hmac<Sha256>,
     ttl: Duration,
 }
@@ -273,6 +323,17 @@ impl std::fmt::Debug for Authenticator {
 }
 
 impl Authenticator {
+    /// The users it logs in.
+    pub fn users(&self) -> &Users {
+        &self.users
+    }
+
+    /// Also accepts JWTs that verify against `jwks` (see [`crate::jwt`]).
+    pub fn with_jwks(mut self, jwks: Arc<crate::jwt::Jwks>) -> Self {
+        self.jwks = Some(jwks);
+        self
+    }
+
     /// Logs in `users`, signing tokens valid for `ttl` with `key` (the replicas' shared
     /// ticket key bytes).
     ///
@@ -283,6 +344,7 @@ impl Authenticator {
             .map_err(|e| QueryError::InvalidArgument(format!("token key: {e}")))?;
         Ok(Self {
             users: Arc::new(users),
+            jwks: None,
             mac,
             ttl,
         })
@@ -337,11 +399,22 @@ impl Authenticator {
                     "the authorization header is not a bearer token: log in with a Flight Handshake first",
                 )
             })?;
+        if crate::jwt::Jwks::looks_like_jwt(token.trim()) {
+            return match &self.jwks {
+                Some(jwks) => jwks.verify(token.trim()).map(|name| Principal {
+                    name,
+                    superuser: false,
+                }),
+                None => Err(Status::unauthenticated(
+                    "a JWT, but this deployment accepts none (no --jwks-file): log in with a Flight Handshake",
+                )),
+            };
+        }
         if token.trim().starts_with(API_TOKEN_PREFIX) {
             return self
                 .users
                 .api_token_owner(token.trim())
-                .map(|name| Principal(name.to_string()))
+                .map(|name| self.user(name))
                 .ok_or_else(|| {
                     Status::unauthenticated(
                         "invalid API token: not in this replica's users file (replaced or removed?), or altered",
@@ -353,14 +426,14 @@ impl Authenticator {
                 "invalid token: not issued by this Lake deployment, or altered; log in again",
             )
         };
-        let mut parts = token.trim().split('.');
-        let (Some(TOKEN_PREFIX), Some(name), Some(expiry), Some(tag), None) = (
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-        ) else {
+        // lake1.NAME.EXPIRY.TAG, where NAME may hold '.': read from the end.
+        let rest = token
+            .trim()
+            .strip_prefix(TOKEN_PREFIX)
+            .and_then(|rest| rest.strip_prefix('.'))
+            .ok_or_else(forged)?;
+        let mut back = rest.rsplitn(3, '.');
+        let (Some(tag), Some(expiry), Some(name)) = (back.next(), back.next(), back.next()) else {
             return Err(forged());
         };
         let expiry_ms: u64 = expiry.parse().map_err(|_| forged())?;
@@ -375,7 +448,15 @@ impl Authenticator {
                 "the token has expired: log in again",
             ));
         }
-        Ok(Principal(name.to_string()))
+        Ok(self.user(name))
+    }
+
+    /// The principal of users-file user (or in-process principal) `name`.
+    fn user(&self, name: &str) -> Principal {
+        Principal {
+            name: name.to_string(),
+            superuser: self.users.is_admin(name),
+        }
     }
 }
 
@@ -520,7 +601,8 @@ mod tests {
             let principal = auth
                 .check(Some(format!("Bearer {token}").as_str()))
                 .expect("token");
-            assert_eq!(principal, Principal("ada".into()));
+            assert_eq!(principal.name, "ada");
+            assert!(!principal.superuser);
         }
         for wrong in ["ada:wrong", "bob:correct horse", "ada:", ":correct horse"] {
             let err = auth
@@ -538,6 +620,23 @@ mod tests {
             let err = auth.login(malformed).expect_err("malformed");
             assert_eq!(err.code(), tonic::Code::Unauthenticated, "{malformed:?}");
         }
+    }
+
+    #[test]
+    fn names_with_dots_and_at_signs_log_in_with_tokens_of_both_kinds() {
+        let mut users = Users::default();
+        users.set("svc-etl.prod", "pw").expect("dotted");
+        let token = users.set_api_token("ci@corp.example").expect("e-mail name");
+        let auth = Authenticator::new(users, &[7; 32], TOKEN_TTL_DEFAULT).expect("auth");
+        let login = auth.token("svc-etl.prod", now_ms() + 60_000);
+        let p = auth
+            .check(Some(format!("Bearer {login}").as_str()))
+            .expect("dotted login token");
+        assert_eq!(p.name, "svc-etl.prod");
+        let p = auth
+            .check(Some(format!("Bearer {token}").as_str()))
+            .expect("api token");
+        assert_eq!(p.name, "ci@corp.example");
     }
 
     #[test]
@@ -585,8 +684,20 @@ mod tests {
         assert!(!parsed.verify("ada", "pw2"));
         let err = Users::parse("# c\nada:plaintext\n").expect_err("plain");
         assert!(err.starts_with("line 2: not a PHC"), "{err}");
-        let err = Users::parse("no colon").expect_err("shape");
-        assert!(err.contains("NAME:HASH"), "{err}");
+        let err = Users::parse("nocolon").expect_err("shape");
+        assert!(err.contains("line 1") && err.contains("NAME:HASH"), "{err}");
+        let err = Users::parse(&format!("{} root", text.lines().nth(1).expect("line")))
+            .expect_err("unknown mark");
+        assert!(err.contains("only word allowed there is admin"), "{err}");
+        // The superuser mark survives a round trip and is nobody else's.
+        let mut users = parsed;
+        users.set_admin("ada", true);
+        let reparsed = Users::parse(&users.to_text()).expect("parse");
+        assert!(reparsed.is_admin("ada") && !reparsed.is_admin("svc-etl.prod"));
+        assert!(
+            reparsed.verify("ada", "pw1"),
+            "the mark is not part of the hash"
+        );
         assert!(users.set("a b", "x").is_err());
         assert!(users.set("ok", "").is_err());
     }
@@ -606,7 +717,7 @@ mod tests {
         let principal = auth
             .check(Some(&format!("Bearer {token}")))
             .expect("an API token is a bearer token");
-        assert_eq!(principal, Principal("svc-etl".into()));
+        assert_eq!(principal.name, "svc-etl");
         // Basic login with the token as the password, for clients that only have those.
         assert!(users.verify("svc-etl", &token));
         assert!(!users.verify("svc-etl", "pw"));

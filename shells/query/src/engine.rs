@@ -25,11 +25,14 @@ use datafusion::logical_expr::{DdlStatement, DmlStatement, LogicalPlan, WriteOp}
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::{StreamExt, TryStreamExt};
-use lake_core::{Registry, TableMeta, TableState, TimeTravel, resolve_version};
+use lake_core::{
+    GrantScope, Privilege, Registry, TableMeta, TableState, TimeTravel, resolve_version,
+};
 use lake_metasrv::MetasrvClient;
 use lake_metasrv::client::Committed;
 
 use crate::QueryError;
+use crate::access::{self, Access, AccessChange};
 use crate::catalog::Catalog;
 use crate::dataset::{Datasets, RowStream};
 use crate::iceberg::{IcebergCatalog, IcebergConfig, IcebergPin};
@@ -601,6 +604,43 @@ impl Engine {
         self.auth.as_ref()
     }
 
+    /// Who `caller` (the login [`crate::auth::AuthLayer`] found, `None` without one) is
+    /// for grants: [`Access::Everyone`] when this replica has no logins, a superuser when
+    /// the users file marks it `admin`, else a user held to its grants.
+    pub fn access(&self, caller: Option<&crate::auth::Principal>) -> Access {
+        match (&self.auth, caller) {
+            (None, _) => Access::Everyone,
+            (Some(_), Some(p)) if p.superuser => Access::Superuser(p.name.clone()),
+            (Some(_), Some(p)) => Access::User(p.name.clone()),
+            // Logins are required but this call carries none (the auth layer lets no such
+            // call through): it may do nothing.
+            (Some(_), None) => Access::User(String::new()),
+        }
+    }
+
+    /// Checks that `access` holds `need` on `scope` at this replica's revision; `doing`
+    /// says what was asked ("append to lake.sales.orders").
+    ///
+    /// # Errors
+    /// [`QueryError::PermissionDenied`] (see [`Access::check`]).
+    pub fn authorize(
+        &self,
+        access: &Access,
+        scope: &GrantScope,
+        need: Privilege,
+        doing: &str,
+    ) -> Result<(), QueryError> {
+        self.catalog
+            .with_registry(|registry| access.check(registry, scope, need, doing))
+    }
+
+    /// Whether `access` may read the `iceberg` catalog (and so list it).
+    pub fn may_read_iceberg(&self, access: &Access) -> bool {
+        self.catalog.with_registry(|registry| {
+            access.allows(registry, &GrantScope::Iceberg, Privilege::Read)
+        })
+    }
+
     /// The `iceberg` catalog, when configured.
     pub fn iceberg(&self) -> Option<&Arc<IcebergCatalog>> {
         self.iceberg.as_ref()
@@ -682,9 +722,16 @@ impl Engine {
     /// [`QueryError::NotFound`] naming the tables that exist.
     pub fn describe_table(
         &self,
+        access: &Access,
         namespace: &str,
         name: &str,
     ) -> Result<lake_sdk::wire::TableDescription, QueryError> {
+        self.authorize(
+            access,
+            &access::namespace(namespace),
+            Privilege::Read,
+            &format!("describe {LAKE_CATALOG}.{namespace}.{name}"),
+        )?;
         let meta = self.table_meta(namespace, name)?;
         Ok(lake_sdk::wire::TableDescription {
             stage_uri: self.stage_uri(&meta),
@@ -918,12 +965,25 @@ impl Engine {
         sql_text: &str,
         given: Option<&Pins>,
         bind: Bind,
+        access: &Access,
     ) -> Result<(SessionContext, LogicalPlan, Pins, u64), QueryError> {
         let parsed = sql::parse(sql_text)?;
+        if access::access_change(&parsed.statement).is_some() {
+            return Err(QueryError::InvalidArgument(
+                "GRANT and REVOKE change access and return no rows: run them as an update (ExecuteUpdate), not a query".into(),
+            ));
+        }
+        // Before anything is resolved, so a refusal tells nothing of what exists there.
+        self.check_references(access, &parsed)?;
         let strict = is_read(&parsed.statement);
         let (ctx, pins, revision) = self.pinned_session(&parsed, given, strict).await?;
+        let grants = self
+            .catalog
+            .with_registry(|registry| access::GrantsFunction::new(registry, access))?;
+        ctx.register_udtf("lake_grants", Arc::new(grants));
         let mut plan = ctx.state().statement_to_plan(parsed.statement).await?;
         check_surface(&plan)?;
+        self.check_plan(access, &plan)?;
         let expected = || plan.get_parameter_types().map(|types| types.len());
         match bind {
             Bind::Describe => {}
@@ -949,6 +1009,142 @@ impl Engine {
         Ok((ctx, plan, pins, revision))
     }
 
+    /// Checks that `access` may read every table `parsed` names: read on its namespace
+    /// (catalog `lake`) or on catalog `iceberg`.
+    ///
+    /// # Errors
+    /// [`QueryError::PermissionDenied`] for the first table it may not read.
+    fn check_references(
+        &self,
+        access: &Access,
+        parsed: &ParsedStatement,
+    ) -> Result<(), QueryError> {
+        if matches!(access, Access::Everyone | Access::Superuser(_)) {
+            return Ok(());
+        }
+        self.catalog.with_registry(|registry| {
+            for reference in &parsed.tables {
+                let (scope, shown) = if let Some((ns, key)) = sql::lake_table(reference) {
+                    let name = sql::split_table_key(&key).0;
+                    (
+                        access::namespace(&ns),
+                        format!("{LAKE_CATALOG}.{ns}.{name}"),
+                    )
+                } else if let Some((levels, key)) = sql::iceberg_table(reference) {
+                    let name = sql::split_table_key(&key).0;
+                    (
+                        GrantScope::Iceberg,
+                        format!("{ICEBERG_CATALOG}.{}.{name}", levels.join(".")),
+                    )
+                } else {
+                    continue;
+                };
+                access.check(registry, &scope, Privilege::Read, &format!("read {shown}"))?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Checks that `access` may run the write `plan` is: INSERT needs write on the
+    /// target's namespace, CREATE/DROP TABLE admin on it, CREATE/DROP SCHEMA admin on
+    /// catalog `lake`. Reads were checked by [`Self::check_references`].
+    ///
+    /// # Errors
+    /// [`QueryError::PermissionDenied`].
+    fn check_plan(&self, access: &Access, plan: &LogicalPlan) -> Result<(), QueryError> {
+        if matches!(access, Access::Everyone | Access::Superuser(_)) {
+            return Ok(());
+        }
+        let table = |reference: &datafusion::sql::TableReference| {
+            sql::lake_table(reference).map(|(ns, key)| {
+                let name = sql::split_table_key(&key).0;
+                (
+                    access::namespace(&ns),
+                    format!("{LAKE_CATALOG}.{ns}.{name}"),
+                )
+            })
+        };
+        let (scope, need, doing) = match plan {
+            LogicalPlan::Dml(DmlStatement { table_name, .. }) => match table(table_name) {
+                Some((scope, shown)) => (scope, Privilege::Write, format!("write to {shown}")),
+                None => return Ok(()),
+            },
+            LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(create)) => {
+                match table(&create.name) {
+                    Some((scope, shown)) => {
+                        (scope, Privilege::Admin, format!("create table {shown}"))
+                    }
+                    None => return Ok(()),
+                }
+            }
+            LogicalPlan::Ddl(DdlStatement::DropTable(drop)) => match table(&drop.name) {
+                Some((scope, shown)) => (scope, Privilege::Admin, format!("drop table {shown}")),
+                None => return Ok(()),
+            },
+            LogicalPlan::Ddl(DdlStatement::CreateCatalogSchema(create)) => (
+                GrantScope::Lake,
+                Privilege::Admin,
+                format!("create schema {}", create.schema_name),
+            ),
+            LogicalPlan::Ddl(DdlStatement::DropCatalogSchema(drop)) => (
+                GrantScope::Lake,
+                Privilege::Admin,
+                format!("drop schema {}", drop.name),
+            ),
+            _ => return Ok(()),
+        };
+        self.authorize(access, &scope, need, &doing)
+    }
+
+    /// Carries out a `GRANT` or `REVOKE` through Metasrv, once the caller is found to be
+    /// admin on every scope it names (a namespace's admin, catalog `lake`'s admin for any
+    /// namespace, or a superuser). Waits until this replica enforces it. Returns 0 (rows).
+    ///
+    /// # Errors
+    /// [`QueryError::PermissionDenied`]; Metasrv's refusal (a namespace that does not
+    /// exist).
+    async fn change_access(
+        &self,
+        access: &Access,
+        change: AccessChange,
+    ) -> Result<i64, QueryError> {
+        let verb = if change.grant { "grant" } else { "revoke" };
+        for scope in &change.scopes {
+            self.authorize(
+                access,
+                scope,
+                Privilege::Admin,
+                &format!("{verb} on {scope}"),
+            )?;
+        }
+        let mut revision = 0;
+        for scope in &change.scopes {
+            for principal in &change.principals {
+                let (now, at) = match (change.grant, change.privilege) {
+                    (true, Some(privilege)) => {
+                        self.metasrv.grant(principal, scope, privilege).await?
+                    }
+                    (true, None) => {
+                        return Err(QueryError::InvalidArgument(
+                            "a GRANT names a privilege".into(),
+                        ));
+                    }
+                    (false, privilege) => self.metasrv.revoke(principal, scope, privilege).await?,
+                };
+                tracing::info!(
+                    by = access.name().unwrap_or("anonymous"),
+                    %principal,
+                    scope = %scope,
+                    now = now.map_or("none", Privilege::name),
+                    "{verb}"
+                );
+                revision = revision.max(at);
+            }
+        }
+        self.await_revision(revision).await;
+        Ok(0)
+    }
+
     /// Runs a write statement once per parameter row (or once without parameters). The
     /// rows of an INSERT become one append, so several parameter rows commit together or
     /// not at all. Returns the rows written (0 for DDL).
@@ -957,7 +1153,16 @@ impl Engine {
         sql_text: &str,
         rows: Vec<Vec<ScalarValue>>,
         operation_id: String,
+        access: &Access,
     ) -> Result<i64, QueryError> {
+        if let Some(change) = access::access_change(&sql::parse(sql_text)?.statement) {
+            if !rows.is_empty() {
+                return Err(QueryError::InvalidArgument(
+                    "GRANT and REVOKE take no parameters".into(),
+                ));
+            }
+            return self.change_access(access, change?).await;
+        }
         let binds: Vec<Bind> = if rows.is_empty() {
             vec![Bind::Nothing]
         } else {
@@ -966,7 +1171,7 @@ impl Engine {
         let mut count = 0i64;
         let mut insert: Option<(TableMeta, Vec<RowStream>)> = None;
         for bind in binds {
-            let (ctx, plan, _, _) = self.plan(sql_text, None, bind).await?;
+            let (ctx, plan, _, _) = self.plan(sql_text, None, bind, access).await?;
             match plan {
                 LogicalPlan::Dml(DmlStatement {
                     table_name,
@@ -1052,11 +1257,21 @@ impl Engine {
         sql_text: &str,
         params: Option<String>,
         writes: Writes,
+        access: &Access,
     ) -> Result<Planned, QueryError> {
         let rows = param_rows(params.as_deref())?;
         let bind = rows.first().cloned().map_or(Bind::Nothing, Bind::Values);
-        let (ctx, plan, pins, revision) = self.plan(sql_text, None, bind).await?;
-        if is_write(&plan) {
+        let planned = match access::access_change(&sql::parse(sql_text)?.statement) {
+            Some(change) => {
+                change?;
+                None
+            }
+            None => Some(self.plan(sql_text, None, bind, access).await?),
+        };
+        if planned
+            .as_ref()
+            .is_none_or(|(_, plan, _, _)| is_write(plan))
+        {
             let schema = count_schema();
             return Ok(match writes {
                 Writes::AtRedeem { operation_id } => Planned {
@@ -1070,7 +1285,9 @@ impl Engine {
                 },
                 Writes::AtPlanning { operation_id } => {
                     let operation_id = operation_id.unwrap_or_else(random_operation_id);
-                    let count = self.execute_writes(sql_text, rows, operation_id).await?;
+                    let count = self
+                        .execute_writes(sql_text, rows, operation_id, access)
+                        .await?;
                     let batch = RecordBatch::try_new(
                         schema.clone(),
                         vec![Arc::new(Int64Array::from(vec![count]))],
@@ -1085,6 +1302,11 @@ impl Engine {
                 }
             });
         }
+        let Some((ctx, plan, pins, revision)) = planned else {
+            return Err(QueryError::Execution(
+                "a statement planned to nothing".into(),
+            ));
+        };
         let physical = ctx.state().create_physical_plan(&plan).await?;
         Ok(Planned {
             schema: wire_schema(&physical.schema()),
@@ -1106,8 +1328,13 @@ impl Engine {
     pub async fn describe_prepared(
         &self,
         sql_text: &str,
+        access: &Access,
     ) -> Result<(SchemaRef, Schema), QueryError> {
-        let (ctx, plan, _, _) = self.plan(sql_text, None, Bind::Describe).await?;
+        if let Some(change) = access::access_change(&sql::parse(sql_text)?.statement) {
+            change?;
+            return Ok((count_schema(), Schema::empty()));
+        }
+        let (ctx, plan, _, _) = self.plan(sql_text, None, Bind::Describe, access).await?;
         let mut types: Vec<(usize, String, Option<DataType>)> = plan
             .get_parameter_types()?
             .into_iter()
@@ -1144,6 +1371,7 @@ impl Engine {
     pub async fn execute_ticket(
         &self,
         sealed: Sealed,
+        access: &Access,
     ) -> Result<(SchemaRef, SendableRecordBatchStream), QueryError> {
         match sealed {
             Sealed::Write {
@@ -1152,7 +1380,9 @@ impl Engine {
                 operation_id,
             } => {
                 let rows = param_rows(params.as_deref())?;
-                let count = self.execute_writes(&sql, rows, operation_id).await?;
+                let count = self
+                    .execute_writes(&sql, rows, operation_id, access)
+                    .await?;
                 let schema = count_schema();
                 let batch = RecordBatch::try_new(
                     schema.clone(),
@@ -1196,7 +1426,8 @@ impl Engine {
                 let mut streams = Vec::with_capacity(binds.len());
                 let mut schema = None;
                 for bind in binds {
-                    let (ctx, plan, _, _) = self.plan(&sql, Some(&pins), bind).await?;
+                    // Grants are checked again: a revoke since planning takes effect here.
+                    let (ctx, plan, _, _) = self.plan(&sql, Some(&pins), bind, access).await?;
                     if is_write(&plan) {
                         return Err(QueryError::InvalidArgument(
                             "ticket does not name a query".into(),
@@ -1249,12 +1480,14 @@ impl Engine {
         sql_text: &str,
         params: Option<String>,
         operation_id: Option<String>,
+        access: &Access,
     ) -> Result<i64, QueryError> {
         let rows = param_rows(params.as_deref())?;
         self.execute_writes(
             sql_text,
             rows,
             operation_id.unwrap_or_else(random_operation_id),
+            access,
         )
         .await
     }
@@ -1274,7 +1507,10 @@ impl Engine {
                         self.await_revision(revision).await;
                         Ok(0)
                     }
-                    Err(e) if e.is_already_exists() && create.if_not_exists => Ok(0),
+                    Err(e) if e.is_already_exists() && create.if_not_exists => {
+                        self.catch_up().await;
+                        Ok(0)
+                    }
                     Err(e) => Err(e.into()),
                 }
             }
@@ -1290,7 +1526,10 @@ impl Engine {
                         self.await_revision(revision).await;
                         Ok(0)
                     }
-                    Err(e) if e.is_not_found() && drop.if_exists => Ok(0),
+                    Err(e) if e.is_not_found() && drop.if_exists => {
+                        self.catch_up().await;
+                        Ok(0)
+                    }
                     Err(e) => Err(e.into()),
                 }
             }
@@ -1321,12 +1560,13 @@ impl Engine {
                     .boxed(),
                 };
                 match self
-                    .create_table(&namespace, &name, schema, rows, None)
+                    .create_table(&namespace, &name, schema, rows, None, false)
                     .await
                 {
                     Err(QueryError::Metasrv(e))
                         if e.is_already_exists() && create.if_not_exists =>
                     {
+                        self.catch_up().await;
                         Ok(0)
                     }
                     other => other.map(|(_, _, rows)| rows),
@@ -1340,7 +1580,10 @@ impl Engine {
                         self.await_revision(revision).await;
                         Ok(0)
                     }
-                    Err(e) if e.is_not_found() && drop.if_exists => Ok(0),
+                    Err(e) if e.is_not_found() && drop.if_exists => {
+                        self.catch_up().await;
+                        Ok(0)
+                    }
                     Err(e) => Err(e.into()),
                 }
             }
@@ -1366,6 +1609,19 @@ impl Engine {
         }
     }
 
+    /// After a statement that found its work already done at Metasrv (`CREATE … IF NOT
+    /// EXISTS` of something another client just created, `DROP … IF EXISTS` of something
+    /// just dropped), waits until this replica's catalog shows Metasrv's state as of now,
+    /// so the client's next statement here sees what made it a no-op.
+    async fn catch_up(&self) {
+        match self.metasrv.revision().await {
+            Ok(revision) => self.await_revision(revision).await,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not learn Metasrv's revision to catch up with");
+            }
+        }
+    }
+
     /// The registry entry of `namespace.name` from the cache.
     ///
     /// # Errors
@@ -1380,7 +1636,8 @@ impl Engine {
     /// append of the same rows under that id is a replay of this version). Returns the table,
     /// the commit of its first version and the number of rows. If the rows fail (a bad
     /// batch, a client that went away) or Lance refuses them, the table is dropped again:
-    /// no half-made table remains.
+    /// no half-made table remains. With `or_append`, a table another client created
+    /// meanwhile (this replica had not seen it yet) gets the rows as an append instead.
     ///
     /// # Errors
     /// Metasrv's refusal (namespace missing, table exists, bad name), a type the table
@@ -1392,16 +1649,27 @@ impl Engine {
         schema: SchemaRef,
         rows: RowStream,
         operation_id: Option<String>,
+        or_append: bool,
     ) -> Result<(TableMeta, Committed, u64), QueryError> {
         for (kind, value) in [("namespace", namespace), ("table", name)] {
             lake_core::registry::validate_name(kind, value)
                 .map_err(|e| QueryError::InvalidArgument(e.to_string()))?;
         }
         let schema = table_schema(schema)?;
-        let (meta, revision) = self
+        let (meta, revision) = match self
             .metasrv
             .create_table(namespace, name, schema_to_ipc(&schema)?)
-            .await?;
+            .await
+        {
+            Ok(created) => created,
+            Err(e) if e.is_already_exists() && or_append => {
+                self.catch_up().await;
+                let meta = self.table_meta(namespace, name)?;
+                let (committed, count) = self.append(&meta, rows, operation_id).await?;
+                return Ok((meta, committed, count));
+            }
+            Err(e) => return Err(e.into()),
+        };
         // FILE values in the first rows (CREATE TABLE … AS SELECT, ingest) must be on the
         // new table's stage, so only content already uploaded there can be referenced.
         let written = match self.table_rows(&meta, &schema, rows) {
@@ -1451,19 +1719,29 @@ impl Engine {
         Ok((committed, count))
     }
 
-    /// Namespaces, sorted.
-    pub fn namespaces(&self) -> Vec<String> {
-        self.catalog
-            .with_registry(|r| r.namespaces().map(str::to_string).collect())
+    /// Namespaces `access` may read, sorted.
+    pub fn namespaces(&self, access: &Access) -> Vec<String> {
+        self.catalog.with_registry(|r| {
+            r.namespaces()
+                .filter(|ns| access.allows(r, &access::namespace(ns), Privilege::Read))
+                .map(str::to_string)
+                .collect()
+        })
     }
 
-    /// Tables as (namespace, name, schema), sorted.
+    /// Tables `access` may read as (namespace, name, schema), sorted.
     ///
     /// # Errors
     /// [`QueryError::InvalidArgument`] if a stored schema does not decode.
-    pub fn tables(&self) -> Result<Vec<(String, String, Schema)>, QueryError> {
+    pub fn tables(&self, access: &Access) -> Result<Vec<(String, String, Schema)>, QueryError> {
         let metas: Vec<TableMeta> = self.catalog.with_registry(|r| {
-            let mut metas: Vec<TableMeta> = r.tables().map(|t| t.meta.clone()).collect();
+            let mut metas: Vec<TableMeta> = r
+                .tables()
+                .filter(|t| {
+                    access.allows(r, &access::namespace(&t.meta.namespace), Privilege::Read)
+                })
+                .map(|t| t.meta.clone())
+                .collect();
             metas.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
             metas
         });

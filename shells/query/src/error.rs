@@ -56,6 +56,9 @@ pub enum QueryError {
     /// The client cancelled the statement.
     #[error("{0}")]
     Cancelled(String),
+    /// The caller holds no grant for what it asked (see [`crate::access`]).
+    #[error("{0}")]
+    PermissionDenied(String),
 }
 
 impl From<DataFusionError> for QueryError {
@@ -127,6 +130,7 @@ impl From<QueryError> for Status {
             }
             QueryError::Unauthenticated(_) => Status::unauthenticated(message),
             QueryError::Cancelled(_) => Status::cancelled(message),
+            QueryError::PermissionDenied(_) => Status::permission_denied(message),
             QueryError::Metasrv(m) => {
                 let status = Status::from(m);
                 Status::new(status.code(), status.message().to_string())

@@ -36,6 +36,8 @@ use lake_sdk::wire::{
 use prost::Message;
 use tonic::{Request, Response, Status, Streaming};
 
+use lake_core::Privilege;
+
 use crate::QueryError;
 use crate::dataset::RowStream;
 use crate::engine::{Engine, Planned, Writes};
@@ -150,6 +152,32 @@ impl LakeFlightService {
         Ok(())
     }
 
+    /// Checks that `access` may append to (`Write`) or create (`Admin`) `namespace.table`
+    /// by ingest or append; checked before any row is read.
+    fn authorize_put(
+        &self,
+        access: &crate::access::Access,
+        namespace: &str,
+        table: &str,
+        need: Privilege,
+    ) -> Result<(), Status> {
+        let doing = match need {
+            Privilege::Admin => "create table",
+            _ => "write to",
+        };
+        Ok(self.engine.authorize(
+            access,
+            &crate::access::namespace(namespace),
+            need,
+            &format!("{doing} {LAKE_CATALOG}.{namespace}.{table}"),
+        )?)
+    }
+
+    /// Whether listings show catalog `iceberg` to `access`: configured, and readable.
+    fn iceberg_listed(&self, access: &crate::access::Access) -> bool {
+        self.engine.iceberg().is_some() && self.engine.may_read_iceberg(access)
+    }
+
     fn sealed_ticket(&self, sealed: &Sealed, principal: Option<&str>) -> Vec<u8> {
         TicketStatementQuery {
             statement_handle: self.engine.key().seal(sealed, principal).into(),
@@ -163,14 +191,17 @@ impl LakeFlightService {
         sql: String,
         params: Option<String>,
         writes: Writes,
-        principal: Option<String>,
+        (principal, access): (Option<String>, crate::access::Access),
         descriptor: FlightDescriptor,
     ) -> Result<Response<FlightInfo>, Status> {
         let engine = self.engine.clone();
         let at_planning = matches!(writes, Writes::AtPlanning { .. });
-        let planned =
-            to_completion(async move { engine.prepare_statement(&sql, params, writes).await })
-                .await;
+        let planned = to_completion(async move {
+            engine
+                .prepare_statement(&sql, params, writes, &access)
+                .await
+        })
+        .await;
         match &planned {
             // A write ran here: its audit line.
             Ok(Planned {
@@ -391,7 +422,12 @@ fn principal<T>(request: &Request<T>) -> Option<String> {
     request
         .extensions()
         .get::<crate::auth::Principal>()
-        .map(|p| p.0.clone())
+        .map(|p| p.name.clone())
+}
+
+/// Who `request`'s caller is for grants (see [`Engine::access`]).
+fn access<T>(engine: &Engine, request: &Request<T>) -> crate::access::Access {
+    engine.access(request.extensions().get::<crate::auth::Principal>())
 }
 
 fn put_error(e: FlightError) -> QueryError {
@@ -439,12 +475,12 @@ impl FlightSqlService for LakeFlightService {
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
         let operation_id = idempotency_key(&request)?;
-        let principal = principal(&request);
+        let caller = (principal(&request), access(&self.engine, &request));
         self.statement_info(
             query.query,
             None,
             Writes::AtRedeem { operation_id },
-            principal,
+            caller,
             request.into_inner(),
         )
         .await
@@ -458,11 +494,12 @@ impl FlightSqlService for LakeFlightService {
         let principal = principal(&request);
         let handle = self.prepared_sql(&cmd.prepared_statement_handle, principal.as_deref())?;
         let operation_id = idempotency_key(&request)?.or(handle.operation_id);
+        let access = access(&self.engine, &request);
         self.statement_info(
             handle.sql,
             handle.params,
             Writes::AtPlanning { operation_id },
-            principal,
+            (principal, access),
             request.into_inner(),
         )
         .await
@@ -491,14 +528,18 @@ impl FlightSqlService for LakeFlightService {
             }
         };
         let engine = self.engine.clone();
-        let (schema, stream) =
-            match to_completion(async move { engine.execute_ticket(sealed).await }).await {
-                Ok(answer) => answer,
-                Err(e) => {
-                    audit.failed(&e);
-                    return Err(e.into());
-                }
-            };
+        let access = access(&engine, &request);
+        let (schema, stream) = match to_completion(async move {
+            engine.execute_ticket(sealed, &access).await
+        })
+        .await
+        {
+            Ok(answer) => answer,
+            Err(e) => {
+                audit.failed(&e);
+                return Err(e.into());
+            }
+        };
         // The audit line is written when the stream ends, or fails, or is dropped early; a
         // cancellation (CancelFlightInfo) ends it with CANCELLED and drops the execution.
         let stream = futures::stream::unfold(
@@ -536,10 +577,14 @@ impl FlightSqlService for LakeFlightService {
     async fn do_get_catalogs(
         &self,
         query: CommandGetCatalogs,
-        _request: Request<Ticket>,
+        request: Request<Ticket>,
     ) -> Result<Response<DoGetStream>, Status> {
+        let access = access(&self.engine, &request);
         let mut builder = query.into_builder();
         for catalog in self.engine.catalogs() {
+            if catalog == ICEBERG_CATALOG && !self.iceberg_listed(&access) {
+                continue;
+            }
             builder.append(catalog);
         }
         Ok(one_batch(builder.build().map_err(Status::from)?))
@@ -557,16 +602,17 @@ impl FlightSqlService for LakeFlightService {
     async fn do_get_schemas(
         &self,
         query: CommandGetDbSchemas,
-        _request: Request<Ticket>,
+        request: Request<Ticket>,
     ) -> Result<Response<DoGetStream>, Status> {
+        let access = access(&self.engine, &request);
         let catalog = query.catalog.clone();
         let mut builder = query.into_builder();
         if wants(catalog.as_deref(), LAKE_CATALOG) {
-            for namespace in self.engine.namespaces() {
+            for namespace in self.engine.namespaces(&access) {
                 builder.append(LAKE_CATALOG, namespace);
             }
         }
-        if self.engine.iceberg().is_some() && wants(catalog.as_deref(), ICEBERG_CATALOG) {
+        if self.iceberg_listed(&access) && wants(catalog.as_deref(), ICEBERG_CATALOG) {
             match unfiltered_wait(catalog.as_deref(), self.engine.iceberg_namespaces()).await {
                 Ok(namespaces) => {
                     for namespace in namespaces {
@@ -591,21 +637,22 @@ impl FlightSqlService for LakeFlightService {
     async fn do_get_tables(
         &self,
         query: CommandGetTables,
-        _request: Request<Ticket>,
+        request: Request<Ticket>,
     ) -> Result<Response<DoGetStream>, Status> {
+        let access = access(&self.engine, &request);
         let catalog = query.catalog.clone();
         let schema_pattern = query.db_schema_filter_pattern.clone();
         let table_pattern = query.table_name_filter_pattern.clone();
         let include_schema = query.include_schema;
         let mut builder = query.into_builder();
         if wants(catalog.as_deref(), LAKE_CATALOG) {
-            for (namespace, name, schema) in self.engine.tables()? {
+            for (namespace, name, schema) in self.engine.tables(&access)? {
                 builder
                     .append(LAKE_CATALOG, namespace, name, "TABLE", &schema)
                     .map_err(Status::from)?;
             }
         }
-        if self.engine.iceberg().is_some() && wants(catalog.as_deref(), ICEBERG_CATALOG) {
+        if self.iceberg_listed(&access) && wants(catalog.as_deref(), ICEBERG_CATALOG) {
             // Load schemas only for the tables the filters keep: each is a metadata read.
             let keep_schema = |s: &str| schema_pattern.as_deref().is_none_or(|p| like(p, s));
             let listed =
@@ -685,9 +732,10 @@ impl FlightSqlService for LakeFlightService {
         let _slot = self.admit_write(&request)?;
         let audit = crate::audit::Audit::write(principal(&request).as_deref());
         let engine = self.engine.clone();
+        let access = access(&engine, &request);
         let result = to_completion(async move {
             engine
-                .execute_update(&ticket.query, None, operation_id)
+                .execute_update(&ticket.query, None, operation_id, &access)
                 .await
         })
         .await;
@@ -704,6 +752,7 @@ impl FlightSqlService for LakeFlightService {
         let handle = self.prepared_sql(&query.prepared_statement_handle, principal.as_deref())?;
         let key = idempotency_key(&request)?;
         let _slot = self.admit_write(&request)?;
+        let access = access(&self.engine, &request);
         // Parameters may come with this DoPut or from an earlier bind (whose operation id
         // then applies).
         let (params, operation_id) = match Engine::collect_params(put_batches(request)).await? {
@@ -714,7 +763,7 @@ impl FlightSqlService for LakeFlightService {
         let engine = self.engine.clone();
         let result = to_completion(async move {
             engine
-                .execute_update(&handle.sql, params, operation_id)
+                .execute_update(&handle.sql, params, operation_id, &access)
                 .await
         })
         .await;
@@ -777,6 +826,8 @@ impl FlightSqlService for LakeFlightService {
             .clone()
             .unwrap_or_else(|| crate::sql::DEFAULT_NAMESPACE.to_string());
         let options = command.table_definition_options.unwrap_or_default();
+        let access = access(&self.engine, &request);
+        self.authorize_put(&access, &namespace, &command.table, Privilege::Write)?;
         let require_end = command
             .options
             .get(INGEST_END_MARKER_OPTION)
@@ -809,10 +860,24 @@ impl FlightSqlService for LakeFlightService {
             Err(QueryError::NotFound(message)) => {
                 match TableNotExistOption::try_from(options.if_not_exist) {
                     Ok(TableNotExistOption::Create) => {
+                        self.authorize_put(&access, &namespace, &command.table, Privilege::Admin)?;
                         let table = command.table.clone();
+                        // Created by another client since this replica last heard: append,
+                        // as the client asked for when the table exists.
+                        let or_append = matches!(
+                            TableExistsOption::try_from(options.if_exists),
+                            Ok(TableExistsOption::Append)
+                        );
                         to_completion(async move {
                             engine
-                                .create_table(&namespace, &table, schema, rows, operation_id)
+                                .create_table(
+                                    &namespace,
+                                    &table,
+                                    schema,
+                                    rows,
+                                    operation_id,
+                                    or_append,
+                                )
                                 .await
                         })
                         .await?
@@ -845,7 +910,22 @@ impl FlightSqlService for LakeFlightService {
             ));
         }
         let _slot = self.admit_write(&request)?;
+        let access = access(&self.engine, &request);
+        self.authorize_put(
+            &access,
+            &command.namespace,
+            &command.table,
+            Privilege::Write,
+        )?;
         let existing = self.engine.table_meta(&command.namespace, &command.table);
+        if existing.is_err() && command.create_if_missing {
+            self.authorize_put(
+                &access,
+                &command.namespace,
+                &command.table,
+                Privilege::Admin,
+            )?;
+        }
         let (schema, rows) = put_rows(request, command.ends_with_marker).await?;
         let engine = self.engine.clone();
         let operation_id = Some(command.operation_id);
@@ -860,7 +940,7 @@ impl FlightSqlService for LakeFlightService {
                 let (namespace, table) = (command.namespace, command.table);
                 let (_, committed, rows) = to_completion(async move {
                     engine
-                        .create_table(&namespace, &table, schema, rows, operation_id)
+                        .create_table(&namespace, &table, schema, rows, operation_id, true)
                         .await
                 })
                 .await?;
@@ -885,7 +965,8 @@ impl FlightSqlService for LakeFlightService {
         query: ActionCreatePreparedStatementRequest,
         request: Request<arrow_flight::Action>,
     ) -> Result<ActionCreatePreparedStatementResult, Status> {
-        let (schema, parameters) = self.engine.describe_prepared(&query.query).await?;
+        let access = access(&self.engine, &request);
+        let (schema, parameters) = self.engine.describe_prepared(&query.query, &access).await?;
         let options = arrow::ipc::writer::IpcWriteOptions::default();
         let IpcMessage(dataset_schema) = SchemaAsIpc::new(&schema, &options)
             .try_into()
@@ -922,6 +1003,7 @@ impl FlightSqlService for LakeFlightService {
         request: Request<arrow_flight::Action>,
     ) -> Result<Response<<Self as FlightService>::DoActionStream>, Status> {
         let principal = principal(&request);
+        let access = access(&self.engine, &request);
         let action = request.into_inner();
         if action.r#type == ACTION_CANCEL_FLIGHT_INFO {
             let request = arrow_flight::CancelFlightInfoRequest::decode(action.body.as_ref())
@@ -947,9 +1029,9 @@ impl FlightSqlService for LakeFlightService {
         let request = ActionDescribeTableRequest::decode(action.body.as_ref()).map_err(|e| {
             Status::invalid_argument(format!("malformed ActionDescribeTableRequest: {e}"))
         })?;
-        let description = self
-            .engine
-            .describe_table(&request.namespace, &request.table)?;
+        let description =
+            self.engine
+                .describe_table(&access, &request.namespace, &request.table)?;
         let result = arrow_flight::Result::new(description.encode_to_vec());
         Ok(Response::new(Box::pin(futures::stream::iter([Ok(result)]))))
     }

@@ -8,6 +8,7 @@
 //! * [`serve`]: runs the service on a listener; [`redact`] keeps server paths out of the
 //!   error messages it sends.
 
+pub mod access;
 pub mod audit;
 pub mod auth;
 pub mod canonical_float;
@@ -20,6 +21,7 @@ pub mod exact_sums;
 pub mod files;
 pub mod flight;
 pub mod iceberg;
+pub mod jwt;
 pub mod redact;
 pub mod running;
 pub mod scan;

@@ -381,6 +381,43 @@ fn iceberg_write_target(statement: &Statement) -> Option<(&'static str, String)>
     }
 }
 
+/// The names a statement's FROM clauses use, as table functions (with arguments) and as
+/// tables.
+#[derive(Default)]
+struct TableFactors {
+    functions: Vec<TableReference>,
+    tables: Vec<TableReference>,
+}
+
+impl Visitor for TableFactors {
+    type Break = ();
+
+    fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
+        if let TableFactor::Table { name, args, .. } = factor
+            && let Ok(reference) =
+                datafusion::sql::planner::object_name_to_table_reference(name.clone(), true)
+        {
+            if args.is_some() {
+                self.functions.push(reference);
+            } else {
+                self.tables.push(reference);
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// Visits a statement and the statement an EXPLAIN wraps.
+fn visit_statement<V: Visitor>(statement: &Statement, visitor: &mut V) {
+    match statement {
+        Statement::Statement(inner) => {
+            let _ = inner.visit(visitor);
+        }
+        Statement::Explain(explain) => visit_statement(&explain.statement, visitor),
+        _ => {}
+    }
+}
+
 /// Applies the [`Rewriter`] to a statement and to the statement an EXPLAIN wraps.
 fn rewrite(statement: &mut Statement, rewriter: &mut Rewriter) {
     match statement {
@@ -443,8 +480,13 @@ pub fn parse(sql: &str) -> Result<ParsedStatement, QueryError> {
     if let Some(e) = rewriter.error {
         return Err(e);
     }
-    let (tables, _ctes) =
+    let (mut tables, _ctes) =
         resolve_table_references(&statement, true).map_err(|e| QueryError::Sql(e.to_string()))?;
+    // A table function call (`FROM lake_grants()`, `FROM generate_series(1, 3)`) names no
+    // table, unless the same name is also used as a table in the statement.
+    let mut factors = TableFactors::default();
+    visit_statement(&statement, &mut factors);
+    tables.retain(|t| !factors.functions.contains(t) || factors.tables.contains(t));
     Ok(ParsedStatement { statement, tables })
 }
 
@@ -726,6 +768,19 @@ mod tests {
             .iter()
             .map(ToString::to_string)
             .collect()
+    }
+
+    #[test]
+    fn table_function_calls_name_no_table_unless_the_name_is_also_a_table() {
+        let names = tables;
+        assert!(names("SELECT * FROM lake_grants()").is_empty());
+        assert!(names("EXPLAIN SELECT * FROM generate_series(1, 3)").is_empty());
+        assert_eq!(names("SELECT * FROM lake_grants"), vec!["lake_grants"]);
+        assert_eq!(
+            names("SELECT * FROM lake_grants() AS f JOIN lake_grants AS t ON true"),
+            vec!["lake_grants"],
+            "a table of the same name is still a table"
+        );
     }
 
     #[test]

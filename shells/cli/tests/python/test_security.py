@@ -139,11 +139,13 @@ PASSWORD = "correct horse"  # "ada:correct horse" is 17 bytes: padded base64 end
 @pytest.fixture(scope="module")
 def users_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("users") / "users"
-    for name, password in [("ada", PASSWORD), ("svc-etl", "another secret")]:
-        subprocess.run([lake_binary(), "user", "add", name, "--users-file", str(path)], check=True,
+    # ada is a superuser (she creates tables in any namespace); svc-etl holds no grant.
+    for name, password, admin in [("ada", PASSWORD, ["--admin"]), ("svc-etl", "another secret", [])]:
+        subprocess.run([lake_binary(), "user", "add", name, "--users-file", str(path), *admin], check=True,
                        env={**os.environ, "LAKE_PASSWORD": password}, capture_output=True, timeout=60)
     text = path.read_text()
     assert "ada:$argon2id$" in text and PASSWORD not in text
+    assert text.count(" admin\n") == 1
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     return path
 
@@ -414,6 +416,8 @@ def test_a_service_authenticates_with_its_api_token(users_file, tmp_path):
     data_dir = tempfile.mkdtemp(prefix="lake-api-")
     srv = LakeServer(data_dir, demo=False, env={"LAKE_USERS_FILE": str(path)})
     try:
+        with adbc(srv, "ada", PASSWORD) as conn:
+            query(conn, "GRANT ALL ON SCHEMA default TO bot")
         header = {"adbc.flight.sql.authorization_header": f"Bearer {token}"}
         with flightsql.connect(srv.uri, db_kwargs=header, autocommit=True) as conn:
             query(conn, "CREATE TABLE from_bot (x BIGINT)")
