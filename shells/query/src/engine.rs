@@ -843,6 +843,7 @@ impl Engine {
         for function in crate::files::functions() {
             ctx.register_udf(function);
         }
+        crate::bounded::register(&ctx);
         Ok(ctx)
     }
 
@@ -1065,6 +1066,9 @@ impl Engine {
             })
         };
         let (scope, need, doing) = match plan {
+            // EXPLAIN of a write runs nothing, but shows it only to who may run it.
+            LogicalPlan::Explain(explain) => return self.check_plan(access, &explain.plan),
+            LogicalPlan::Analyze(analyze) => return self.check_plan(access, &analyze.input),
             LogicalPlan::Dml(DmlStatement { table_name, .. }) => match table(table_name) {
                 Some((scope, shown)) => (scope, Privilege::Write, format!("write to {shown}")),
                 None => return Ok(()),

@@ -7,7 +7,7 @@
 //! of the set when it names none) with an asymmetric algorithm that key allows (RS*, PS*,
 //! ES256/ES384, EdDSA: never `none` or HMAC, so no key confusion), it has not expired
 //! (`exp` required; 60 s leeway for clock skew) and is not yet to come (`nbf`), and, when
-//! configured, its `iss` and `aud` are the expected ones. The principal is the claim named
+//! configured, its `iss` and `aud` are present and the expected ones. The principal is the claim named
 //! by `--jwt-user-claim` (default `sub`), which must be a valid Lake user name; its rights
 //! come from grants ([`crate::access`]) like any user's. Verification follows the
 //! `jsonwebtoken` crate.
@@ -173,10 +173,16 @@ impl Jwks {
             }
             let mut validation = Validation::new(header.alg);
             validation.validate_nbf = true;
-            validation.set_required_spec_claims(&["exp"]);
+            // A configured issuer or audience must be present, not only right when present.
+            let mut required = vec!["exp"];
             if let Some(issuer) = &self.settings.issuer {
                 validation.set_issuer(&[issuer]);
+                required.push("iss");
             }
+            if self.settings.audience.is_some() {
+                required.push("aud");
+            }
+            validation.set_required_spec_claims(&required);
             match &self.settings.audience {
                 Some(audience) => validation.set_audience(&[audience]),
                 None => validation.validate_aud = false,

@@ -11,6 +11,7 @@
 pub mod access;
 pub mod audit;
 pub mod auth;
+pub mod bounded;
 pub mod canonical_float;
 pub mod catalog;
 pub mod checked_integers;

@@ -96,6 +96,9 @@ def test_a_reader_reads_its_namespace_and_nothing_else(lake):
         denied(rita, "INSERT INTO sales.orders VALUES (3, 1.0)", "rita may not write to lake.sales.orders",
                "holds only read", "GRANT INSERT ON SCHEMA sales TO rita")
         denied(rita, "DROP TABLE sales.orders", "may not drop table lake.sales.orders")
+        # EXPLAIN of a write shows its plan only to who may run it.
+        denied(rita, "EXPLAIN DROP TABLE sales.orders", "may not drop table lake.sales.orders")
+        denied(rita, "EXPLAIN CREATE SCHEMA rita_ns", "needs admin on catalog lake")
         denied(rita, "CREATE TABLE sales.mine AS SELECT 1 AS x", "may not create table lake.sales.mine")
         denied(rita, "CREATE SCHEMA rita_ns", "needs admin on catalog lake")
         denied(rita, "GRANT SELECT ON SCHEMA hr TO rita", "may not grant on namespace lake.hr")

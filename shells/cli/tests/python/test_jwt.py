@@ -96,6 +96,11 @@ def test_expired_forged_unsigned_and_foreign_jwts_are_refused_saying_why(lake, k
         (token(keys, exp_in=-3600), "expired"),
         (token(keys, iss="https://evil.example.test"), "issuer"),
         (token(keys, aud="another-service"), "audience"),
+        # Configured claims must be there, not only right when they are.
+        (jwt.encode({"sub": "alice", "aud": AUDIENCE, "exp": int(time.time()) + 300}, keys["rsa-1"],
+                    algorithm="RS256", headers={"kid": "rsa-1"}), 'no "iss" claim'),
+        (jwt.encode({"sub": "alice", "iss": ISSUER, "exp": int(time.time()) + 300}, keys["rsa-1"],
+                    algorithm="RS256", headers={"kid": "rsa-1"}), 'no "aud" claim'),
         (jwt.encode({"sub": "alice", "iss": ISSUER, "aud": AUDIENCE, "exp": int(time.time()) + 300},
                     stranger, algorithm="RS256", headers={"kid": "rsa-1"}), "signature does not verify"),
         (jwt.encode({"sub": "alice", "exp": int(time.time()) + 300}, stranger, algorithm="RS256",

@@ -58,6 +58,21 @@ def test_server_files_are_not_readable_through_sql(server, conn, sql):
     assert server.alive()
 
 
+@pytest.mark.parametrize("sql", [
+    "SELECT repeat('a', 2147483647) AS v",
+    "SELECT length(repeat('ab', 1000000000)) AS n",
+    "SELECT lpad('', 1000000000) AS v",
+    "SELECT array_repeat(1, 1000000000) AS v",
+    "SELECT range(0, 10000000000) AS v",
+])
+def test_functions_whose_result_size_the_client_picks_are_bounded(server, conn, sql):
+    # One such statement took a replica past 12 GB while the planner folded it (found by
+    # attacking it); now it is refused before anything is allocated.
+    refused(conn, sql, "Lake bounds what one call may allocate")
+    assert server.alive()
+    assert query(conn, "SELECT repeat('ab', 3) AS v").to_pylist() == [{"v": "ababab"}]
+
+
 def test_long_union_and_join_chains_are_refused_not_fatal(server, conn):
     assert query(conn, "SELECT 1 AS x" + " UNION ALL SELECT 1" * 300).num_rows == 301
     refused(conn, "SELECT 1 AS x" + " UNION ALL SELECT 1" * 10000, "10000 set operations", "at most 1000")
