@@ -31,6 +31,9 @@ use lake_core::registry::{GrantScope, Privilege, Registry};
 
 use crate::QueryError;
 
+/// The name [`GrantsFunction`] is called by in SQL.
+pub const GRANTS_FUNCTION: &str = "lake_grants";
+
 /// Who is asking, as far as grants are concerned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Access {
@@ -40,13 +43,16 @@ pub enum Access {
     Superuser(String),
     /// A logged-in principal: what its grants allow.
     User(String),
+    /// Logins are required and the call carries none: it may do nothing. (The login layer
+    /// lets no such call through; this keeps a missing principal from meaning anything.)
+    Nobody,
 }
 
 impl Access {
     /// The principal's name (`None` for [`Access::Everyone`]).
     pub fn name(&self) -> Option<&str> {
         match self {
-            Self::Everyone => None,
+            Self::Everyone | Self::Nobody => None,
             Self::Superuser(name) | Self::User(name) => Some(name),
         }
     }
@@ -56,6 +62,7 @@ impl Access {
         match self {
             Self::Everyone | Self::Superuser(_) => true,
             Self::User(name) => registry.privilege(name, scope) >= Some(need),
+            Self::Nobody => false,
         }
     }
 

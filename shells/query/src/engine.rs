@@ -612,9 +612,7 @@ impl Engine {
             (None, _) => Access::Everyone,
             (Some(_), Some(p)) if p.superuser => Access::Superuser(p.name.clone()),
             (Some(_), Some(p)) => Access::User(p.name.clone()),
-            // Logins are required but this call carries none (the auth layer lets no such
-            // call through): it may do nothing.
-            (Some(_), None) => Access::User(String::new()),
+            (Some(_), None) => Access::Nobody,
         }
     }
 
@@ -963,12 +961,11 @@ impl Engine {
     /// statement without placeholders; [`Bind::Describe`] leaves placeholders in place.
     async fn plan(
         &self,
-        sql_text: &str,
+        parsed: ParsedStatement,
         given: Option<&Pins>,
         bind: Bind,
         access: &Access,
     ) -> Result<(SessionContext, LogicalPlan, Pins, u64), QueryError> {
-        let parsed = sql::parse(sql_text)?;
         if access::access_change(&parsed.statement).is_some() {
             return Err(QueryError::InvalidArgument(
                 "GRANT and REVOKE change access and return no rows: run them as an update (ExecuteUpdate), not a query".into(),
@@ -978,10 +975,12 @@ impl Engine {
         self.check_references(access, &parsed)?;
         let strict = is_read(&parsed.statement);
         let (ctx, pins, revision) = self.pinned_session(&parsed, given, strict).await?;
-        let grants = self
-            .catalog
-            .with_registry(|registry| access::GrantsFunction::new(registry, access))?;
-        ctx.register_udtf("lake_grants", Arc::new(grants));
+        if parsed.calls(access::GRANTS_FUNCTION) {
+            let grants = self
+                .catalog
+                .with_registry(|registry| access::GrantsFunction::new(registry, access))?;
+            ctx.register_udtf(access::GRANTS_FUNCTION, Arc::new(grants));
+        }
         let mut plan = ctx.state().statement_to_plan(parsed.statement).await?;
         check_surface(&plan)?;
         self.check_plan(access, &plan)?;
@@ -1159,7 +1158,8 @@ impl Engine {
         operation_id: String,
         access: &Access,
     ) -> Result<i64, QueryError> {
-        if let Some(change) = access::access_change(&sql::parse(sql_text)?.statement) {
+        let parsed = sql::parse(sql_text)?;
+        if let Some(change) = access::access_change(&parsed.statement) {
             if !rows.is_empty() {
                 return Err(QueryError::InvalidArgument(
                     "GRANT and REVOKE take no parameters".into(),
@@ -1175,7 +1175,7 @@ impl Engine {
         let mut count = 0i64;
         let mut insert: Option<(TableMeta, Vec<RowStream>)> = None;
         for bind in binds {
-            let (ctx, plan, _, _) = self.plan(sql_text, None, bind, access).await?;
+            let (ctx, plan, _, _) = self.plan(parsed.clone(), None, bind, access).await?;
             match plan {
                 LogicalPlan::Dml(DmlStatement {
                     table_name,
@@ -1265,12 +1265,13 @@ impl Engine {
     ) -> Result<Planned, QueryError> {
         let rows = param_rows(params.as_deref())?;
         let bind = rows.first().cloned().map_or(Bind::Nothing, Bind::Values);
-        let planned = match access::access_change(&sql::parse(sql_text)?.statement) {
+        let parsed = sql::parse(sql_text)?;
+        let planned = match access::access_change(&parsed.statement) {
             Some(change) => {
                 change?;
                 None
             }
-            None => Some(self.plan(sql_text, None, bind, access).await?),
+            None => Some(self.plan(parsed, None, bind, access).await?),
         };
         if planned
             .as_ref()
@@ -1334,11 +1335,12 @@ impl Engine {
         sql_text: &str,
         access: &Access,
     ) -> Result<(SchemaRef, Schema), QueryError> {
-        if let Some(change) = access::access_change(&sql::parse(sql_text)?.statement) {
+        let parsed = sql::parse(sql_text)?;
+        if let Some(change) = access::access_change(&parsed.statement) {
             change?;
             return Ok((count_schema(), Schema::empty()));
         }
-        let (ctx, plan, _, _) = self.plan(sql_text, None, Bind::Describe, access).await?;
+        let (ctx, plan, _, _) = self.plan(parsed, None, Bind::Describe, access).await?;
         let mut types: Vec<(usize, String, Option<DataType>)> = plan
             .get_parameter_types()?
             .into_iter()
@@ -1427,11 +1429,13 @@ impl Engine {
                 } else {
                     rows.into_iter().map(Bind::Values).collect()
                 };
+                let parsed = sql::parse(&sql)?;
                 let mut streams = Vec::with_capacity(binds.len());
                 let mut schema = None;
                 for bind in binds {
                     // Grants are checked again: a revoke since planning takes effect here.
-                    let (ctx, plan, _, _) = self.plan(&sql, Some(&pins), bind, access).await?;
+                    let (ctx, plan, _, _) =
+                        self.plan(parsed.clone(), Some(&pins), bind, access).await?;
                     if is_write(&plan) {
                         return Err(QueryError::InvalidArgument(
                             "ticket does not name a query".into(),

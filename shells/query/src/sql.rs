@@ -192,11 +192,24 @@ impl Dialect for LakeDialect {
 }
 
 /// A parsed statement with its time-travel clauses rewritten into table names.
+#[derive(Clone, Debug)]
 pub struct ParsedStatement {
     /// The statement to plan.
     pub statement: Statement,
     /// Tables it reads or writes (CTE names excluded), as written after the rewrite.
     pub tables: Vec<TableReference>,
+    /// Table functions it calls in FROM clauses (`lake_grants`, `generate_series`).
+    pub functions: Vec<TableReference>,
+}
+
+impl ParsedStatement {
+    /// Whether a FROM clause calls table function `name` (unqualified, as table functions
+    /// are registered).
+    pub fn calls(&self, name: &str) -> bool {
+        self.functions
+            .iter()
+            .any(|f| matches!(f, TableReference::Bare { table } if table.as_ref() == name))
+    }
 }
 
 /// The internal key of table `name` read at `travel`: the name with `%` and `@` escaped
@@ -487,7 +500,11 @@ pub fn parse(sql: &str) -> Result<ParsedStatement, QueryError> {
     let mut factors = TableFactors::default();
     visit_statement(&statement, &mut factors);
     tables.retain(|t| !factors.functions.contains(t) || factors.tables.contains(t));
-    Ok(ParsedStatement { statement, tables })
+    Ok(ParsedStatement {
+        statement,
+        tables,
+        functions: factors.functions,
+    })
 }
 
 /// Refuses a statement with more than [`CHAIN_MAX`] set operations or joins, counted on its
@@ -781,6 +798,22 @@ mod tests {
             vec!["lake_grants"],
             "a table of the same name is still a table"
         );
+    }
+
+    #[test]
+    fn calls_finds_table_functions_in_every_from_clause() {
+        let calls = |sql: &str| parse(sql).expect("parses").calls("lake_grants");
+        assert!(calls("SELECT * FROM lake_grants()"));
+        assert!(calls("EXPLAIN SELECT * FROM lake_grants()"));
+        assert!(calls(
+            "WITH g AS (SELECT * FROM lake_grants()) SELECT count(*) FROM g"
+        ));
+        assert!(calls(
+            "SELECT 1 WHERE EXISTS (SELECT 1 FROM lake_grants() WHERE principal = 'a')"
+        ));
+        assert!(!calls("SELECT * FROM lake_grants"), "a table, not a call");
+        assert!(!calls("SELECT * FROM generate_series(1, 3)"));
+        assert!(!calls("SELECT 1"));
     }
 
     #[test]
