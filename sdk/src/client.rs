@@ -473,8 +473,11 @@ impl LakeClient {
             .map_err(|e| SdkError::Arrow(format!("malformed table description: {e}")))
     }
 
-    /// The managed stage of `table`, opened from its description; the object store's
-    /// credentials come from the environment (see [`crate::stage`]).
+    /// The managed stage of `table`, opened from its description. An S3 stage is reached
+    /// through this replica: it checks this client's grants and hands out presigned URLs
+    /// for each object request, so the client needs no storage credentials and can touch
+    /// nothing but this table's objects (see [`crate::wire::ACTION_STAGE`]). A
+    /// local-filesystem stage is opened directly (clients on the replica's machine).
     ///
     /// # Errors
     /// [`SdkError::InvalidArgument`] when the table has no FILE column (nothing could
@@ -494,7 +497,25 @@ impl LakeClient {
                 "table {table} has no FILE column, so nothing could reference a file staged for it; add one (e.g. CREATE TABLE … (id BIGINT, clip FILE))"
             )));
         }
-        Stage::open(&description.stage_uri)
+        Stage::through(&description.stage_uri, self.transport())
+    }
+
+    /// How a stage reached through this replica calls it.
+    fn transport(&self) -> crate::granted::Transport {
+        crate::granted::Transport {
+            flight: flight_service(self.channel.clone()),
+            bearer: self.bearer.clone(),
+        }
+    }
+
+    /// The stage and FILE value of stage object `uri` (`<stage>/sha256/<sha256>`), through
+    /// this replica (read grant on the table), as [`Stage::stat`] does with credentials.
+    ///
+    /// # Errors
+    /// As [`Stage::stat`]; [`SdkError::Server`] with `PERMISSION_DENIED` when this client
+    /// may not read the table.
+    pub async fn stat_file(&self, uri: &str) -> Result<(Stage, FileRef), SdkError> {
+        Stage::stat_through(uri, self.transport()).await
     }
 
     /// Uploads the file at `path` to `table`'s stage with default [`UploadOptions`] and
@@ -543,7 +564,9 @@ impl LakeClient {
         &self,
         file: &FileRef,
     ) -> Result<futures::stream::BoxStream<'static, Result<bytes::Bytes, SdkError>>, SdkError> {
-        Stage::for_file(file)?.open_file(file).await
+        Stage::for_file_through(file, self.transport())?
+            .open_file(file)
+            .await
     }
 
     /// Bytes `range` of `file` (see [`Stage::read_range`]).
@@ -555,7 +578,9 @@ impl LakeClient {
         file: &FileRef,
         range: std::ops::Range<u64>,
     ) -> Result<bytes::Bytes, SdkError> {
-        Stage::for_file(file)?.read_range(file, range).await
+        Stage::for_file_through(file, self.transport())?
+            .read_range(file, range)
+            .await
     }
 
     /// DoPut of `batches` under a descriptor carrying `command`; returns the first

@@ -89,6 +89,19 @@ pub const UPLOADED_AT_MAX_MS: i64 = 253_402_300_799_999;
 pub const MEDIA_TYPE_LEN_MAX: usize = 255;
 
 impl FileRef {
+    /// The FILE value of stage object `uri` (`<stage>/sha256/<sha256>`) before its size and
+    /// upload time are known: sha256 from the content address, media type
+    /// `application/octet-stream` (stages keep none), size and time 0.
+    pub(crate) fn of_uri(uri: &str) -> Self {
+        Self {
+            uri: uri.to_string(),
+            size: 0,
+            sha256: uri.rsplit('/').next().unwrap_or_default().to_string(),
+            media_type: "application/octet-stream".into(),
+            uploaded_at_ms: 0,
+        }
+    }
+
     /// Checks the fields that need no storage access: a 64-hex-digit `sha256`, a
     /// non-empty `uri`, a `media_type` of the form `type/subtype` (at most
     /// [`MEDIA_TYPE_LEN_MAX`] bytes) and an upload time from 1970 to 9999.

@@ -15,6 +15,7 @@
 
 mod client;
 pub mod file;
+mod granted;
 pub mod stage;
 pub mod wire;
 

@@ -41,6 +41,8 @@ use sha2::{Digest, Sha256};
 
 use crate::SdkError;
 use crate::file::{FileRef, is_sha256_hex, validate_media_type};
+use crate::granted::{self, GrantedStore, Transport};
+use crate::wire::{STAGE_URL_TTL_SECS, StageOp, StageRequest, StageResponse};
 
 /// Default part size of multipart uploads: 16 MiB.
 pub const PART_SIZE_DEFAULT: usize = 16 << 20;
@@ -163,8 +165,11 @@ struct Checkpoint {
 /// The backend of a stage.
 #[derive(Clone)]
 enum Backend {
+    /// S3 with the caller's own credentials.
     S3(Arc<AmazonS3>),
     Local(Arc<LocalFileSystem>),
+    /// S3 through the Query replica's grants (presigned URLs; [`crate::granted`]).
+    Granted(Arc<GrantedStore>),
 }
 
 /// A managed stage (see the module docs).
@@ -191,6 +196,20 @@ fn storage(uri: &str, e: impl std::fmt::Display) -> SdkError {
     }
 }
 
+/// `e` from the stage's store: the replica's own answer when the stage is reached through
+/// it (a refused grant stays `PERMISSION_DENIED`), else [`SdkError::Storage`].
+fn store_error(uri: &str, e: object_store::Error) -> SdkError {
+    match e {
+        object_store::Error::Generic { store, source } if store == granted::STORE => {
+            match source.downcast::<SdkError>() {
+                Ok(inner) => *inner,
+                Err(other) => storage(uri, other),
+            }
+        }
+        other => storage(uri, other),
+    }
+}
+
 /// `e` from reading the object of FILE `uri`: [`SdkError::NotFound`] when the object is
 /// absent, [`SdkError::Storage`] otherwise.
 fn read_error(uri: &str, e: object_store::Error) -> SdkError {
@@ -198,7 +217,7 @@ fn read_error(uri: &str, e: object_store::Error) -> SdkError {
         object_store::Error::NotFound { .. } => SdkError::NotFound(format!(
             "FILE {uri} is not on the stage; upload it first (LakeClient::upload_file, lake file put)"
         )),
-        other => storage(uri, other),
+        other => store_error(uri, other),
     }
 }
 
@@ -217,6 +236,12 @@ impl Stage {
     /// [`SdkError::InvalidArgument`] for another scheme or a relative path;
     /// [`SdkError::Storage`] when object_store cannot configure the store (e.g. no region).
     pub fn open(uri: &str) -> Result<Self, SdkError> {
+        Self::open_parsed(uri, true)
+    }
+
+    /// [`Self::open`]; `credentials` says whether to configure S3 from the environment (a
+    /// stage reached through the replica keeps only the parsed URI).
+    fn open_parsed(uri: &str, credentials: bool) -> Result<Self, SdkError> {
         let uri = uri.trim_end_matches('/');
         if let Some(rest) = uri
             .strip_prefix("s3://")
@@ -228,7 +253,13 @@ impl Stage {
                     "stage {uri:?} names no bucket: use s3://bucket/prefix"
                 )));
             }
-            let store = AmazonS3Builder::from_env()
+            let builder = if credentials {
+                AmazonS3Builder::from_env()
+            } else {
+                // Never used for a request: the backend is replaced by the caller.
+                AmazonS3Builder::new().with_region("us-east-1")
+            };
+            let store = builder
                 .with_bucket_name(bucket)
                 .build()
                 .map_err(|e| storage(uri, e))?;
@@ -263,14 +294,72 @@ impl Stage {
         })
     }
 
+    /// The stage at `uri` reached through a Query replica (`transport`): an `s3://` stage
+    /// is used with presigned URLs the replica hands out after checking the caller's grants
+    /// ([`crate::wire::ACTION_STAGE`]), so the caller needs no storage credentials; any
+    /// other stage (the local filesystem has no URLs) is opened directly, as by
+    /// [`Self::open`].
+    ///
+    /// # Errors
+    /// As [`Self::open`].
+    pub(crate) fn through(uri: &str, transport: Transport) -> Result<Self, SdkError> {
+        let mut stage = Self::open_parsed(uri, false)?;
+        if matches!(stage.backend, Backend::S3(_)) {
+            stage.backend = Backend::Granted(Arc::new(GrantedStore::new(transport, &stage.uri)));
+        }
+        Ok(stage)
+    }
+
     /// Opens the stage that holds `file`, from its URI.
     ///
     /// # Errors
     /// [`SdkError::InvalidArgument`] when the URI is not `<stage>/sha256/<sha256>`; as
     /// [`Self::open`].
     pub fn for_file(file: &FileRef) -> Result<Self, SdkError> {
-        let stage = file
-            .uri
+        Self::open(stage_of(file)?)
+    }
+
+    /// [`Self::for_file`], through a Query replica ([`Self::through`]).
+    pub(crate) fn for_file_through(file: &FileRef, transport: Transport) -> Result<Self, SdkError> {
+        Self::through(stage_of(file)?, transport)
+    }
+
+    /// [`Self::stat`], through a Query replica ([`Self::through`]).
+    pub(crate) async fn stat_through(
+        uri: &str,
+        transport: Transport,
+    ) -> Result<(Self, FileRef), SdkError> {
+        let mut file = FileRef::of_uri(uri);
+        let stage = Self::for_file_through(&file, transport)?;
+        stage.stat_into(&mut file).await?;
+        Ok((stage, file))
+    }
+
+    /// The stage object of `file` (its URI checked to be this stage's), from one HEAD.
+    async fn head(&self, file: &FileRef) -> Result<object_store::ObjectMeta, SdkError> {
+        let key = self.locate(file)?;
+        self.store()
+            .head(&key)
+            .await
+            .map_err(|e| read_error(&file.uri, e))
+    }
+
+    /// Fills `file`'s size and modification time from one HEAD request.
+    async fn stat_into(&self, file: &mut FileRef) -> Result<(), SdkError> {
+        let meta = self.head(file).await?;
+        file.size = meta.size;
+        file.uploaded_at_ms = meta.last_modified.timestamp_millis();
+        Ok(())
+    }
+}
+
+/// The stage URI of `file`'s object `<stage>/sha256/<sha256>`.
+///
+/// # Errors
+/// [`SdkError::InvalidArgument`] when the URI is not of that form.
+fn stage_of(file: &FileRef) -> Result<&str, SdkError> {
+    {
+        file.uri
             .strip_suffix(&file.sha256)
             .and_then(|s| s.strip_suffix("/sha256/"))
             .filter(|_| is_sha256_hex(&file.sha256))
@@ -279,10 +368,11 @@ impl Stage {
                     "FILE uri {:?} is not a stage object <stage>/sha256/<the file's sha256>",
                     file.uri
                 ))
-            })?;
-        Self::open(stage)
+            })
     }
+}
 
+impl Stage {
     /// The stage and FILE value of the object at `uri` (`<stage>/sha256/<sha256>`): size
     /// and modification time from one HEAD request, sha256 from the content address (what
     /// a verified read checks), media type `application/octet-stream` (stages keep none).
@@ -291,23 +381,9 @@ impl Stage {
     /// [`SdkError::InvalidArgument`] for a URI that is not a stage object;
     /// [`SdkError::NotFound`]; [`SdkError::Storage`].
     pub async fn stat(uri: &str) -> Result<(Self, FileRef), SdkError> {
-        let sha256 = uri.rsplit('/').next().unwrap_or_default().to_string();
-        let mut file = FileRef {
-            uri: uri.to_string(),
-            size: 0,
-            sha256,
-            media_type: "application/octet-stream".into(),
-            uploaded_at_ms: 0,
-        };
+        let mut file = FileRef::of_uri(uri);
         let stage = Self::for_file(&file)?;
-        let key = stage.locate(&file)?;
-        let meta = stage
-            .store()
-            .head(&key)
-            .await
-            .map_err(|e| read_error(uri, e))?;
-        file.size = meta.size;
-        file.uploaded_at_ms = meta.last_modified.timestamp_millis();
+        stage.stat_into(&mut file).await?;
         Ok((stage, file))
     }
 
@@ -320,6 +396,16 @@ impl Stage {
         match &self.backend {
             Backend::S3(s) => s.clone(),
             Backend::Local(l) => l.clone(),
+            Backend::Granted(g) => g.clone(),
+        }
+    }
+
+    /// The store's multipart API (`None` on the local filesystem).
+    fn multipart(&self) -> Option<Arc<dyn MultipartStore>> {
+        match &self.backend {
+            Backend::S3(s) => Some(s.clone()),
+            Backend::Granted(g) => Some(g.clone()),
+            Backend::Local(_) => None,
         }
     }
 
@@ -329,7 +415,7 @@ impl Stage {
 
     fn object_uri(&self, key: &Path) -> String {
         match &self.backend {
-            Backend::S3(_) => format!("{}/{key}", self.base),
+            Backend::S3(_) | Backend::Granted(_) => format!("{}/{key}", self.base),
             Backend::Local(_) => format!("file:///{key}"),
         }
     }
@@ -357,12 +443,7 @@ impl Stage {
     /// [`SdkError::InvalidArgument`] naming what disagrees; [`SdkError::NotFound`] when
     /// the object is absent; [`SdkError::Storage`] when the store fails.
     pub async fn check(&self, file: &FileRef) -> Result<(), SdkError> {
-        let key = self.locate(file)?;
-        let meta = self
-            .store()
-            .head(&key)
-            .await
-            .map_err(|e| read_error(&file.uri, e))?;
+        let meta = self.head(file).await?;
         if meta.size != file.size {
             return Err(SdkError::InvalidArgument(format!(
                 "FILE {} has {} bytes on the stage but the value says {}",
@@ -429,11 +510,11 @@ impl Stage {
             ),
             Ok(_) => {}
             Err(object_store::Error::NotFound { .. }) => {}
-            Err(e) => return Err(storage(&uri, e)),
+            Err(e) => return Err(store_error(&uri, e)),
         }
-        let (resumed, sent) = match &self.backend {
-            Backend::S3(s3) if size > options.part_size as u64 => {
-                self.upload_resumable(s3.clone(), path, &key, &uri, (size, &version), options)
+        let (resumed, sent) = match self.multipart() {
+            Some(multipart) if size > options.part_size as u64 => {
+                self.upload_resumable(multipart, path, &key, &uri, (size, &version), options)
                     .await?
             }
             _ => {
@@ -445,7 +526,7 @@ impl Stage {
             .store()
             .head(&key)
             .await
-            .map_err(|e| storage(&uri, e))?;
+            .map_err(|e| store_error(&uri, e))?;
         if stored.size != size {
             return Err(SdkError::Corrupt {
                 uri,
@@ -525,7 +606,7 @@ impl Stage {
             store
                 .put(key, PutPayload::from(bytes))
                 .await
-                .map_err(|e| storage(uri, e))?;
+                .map_err(|e| store_error(uri, e))?;
             options.report(Progress::Uploading {
                 done: size,
                 total: size,
@@ -535,7 +616,7 @@ impl Stage {
         let upload = store
             .put_multipart(key)
             .await
-            .map_err(|e| storage(uri, e))?;
+            .map_err(|e| store_error(uri, e))?;
         let mut writer = WriteMultipart::new_with_chunk_size(upload, options.part_size);
         let sent = async {
             let mut file = tokio::fs::File::open(path).await.map_err(|e| io(path, e))?;
@@ -545,7 +626,7 @@ impl Stage {
                 writer
                     .wait_for_capacity(options.concurrency)
                     .await
-                    .map_err(|e| storage(uri, e))?;
+                    .map_err(|e| store_error(uri, e))?;
                 let chunk = read_up_to(&mut file, options.part_size)
                     .await
                     .map_err(|e| io(path, e))?;
@@ -565,7 +646,7 @@ impl Stage {
         .await;
         match sent {
             Ok(()) => {
-                writer.finish().await.map_err(|e| storage(uri, e))?;
+                writer.finish().await.map_err(|e| store_error(uri, e))?;
                 Ok((0, size.div_ceil(options.part_size as u64)))
             }
             Err(e) => {
@@ -581,7 +662,7 @@ impl Stage {
     /// loses no sent part.
     async fn upload_resumable(
         &self,
-        s3: Arc<AmazonS3>,
+        s3: Arc<dyn MultipartStore>,
         path: &FsPath,
         key: &Path,
         uri: &str,
@@ -605,7 +686,7 @@ impl Stage {
                 let id = s3
                     .create_multipart(key)
                     .await
-                    .map_err(|e| storage(uri, e))?;
+                    .map_err(|e| store_error(uri, e))?;
                 Checkpoint {
                     uri: uri.to_string(),
                     size,
@@ -646,7 +727,7 @@ impl Stage {
                     let part = s3
                         .put_part(key, &id, index, PutPayload::from(bytes))
                         .await
-                        .map_err(|e| storage(uri, e))?;
+                        .map_err(|e| store_error(uri, e))?;
                     let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
                     guard.0.parts.insert(index, part.content_id);
                     guard.1 += len;
@@ -696,7 +777,7 @@ impl Stage {
             if let Some(p) = &checkpoint_path {
                 let _ = std::fs::remove_file(p);
             }
-            return Err(storage(uri, e));
+            return Err(store_error(uri, e));
         }
         if let Some(p) = &checkpoint_path {
             let _ = std::fs::remove_file(p);
@@ -726,7 +807,7 @@ impl Stage {
         let mut received = 0u64;
         let bytes = result.into_stream().map_err({
             let uri = uri.clone();
-            move |e| storage(&uri, e)
+            move |e| store_error(&uri, e)
         });
         let end = futures::stream::once(async { Ok(Bytes::new()) });
         Ok(bytes
@@ -861,7 +942,8 @@ impl Stage {
 
     /// A presigned GET URL for `file`, valid for `expires_in` (at most [`PRESIGN_MAX`]),
     /// for clients without storage credentials (S3 SigV4 query signing, object_store
-    /// `Signer`).
+    /// `Signer`). Through a replica ([`crate::LakeClient::stage`]) the replica signs it
+    /// after checking the caller may read the table.
     ///
     /// # Errors
     /// [`SdkError::Unsupported`] on a local-filesystem stage; as [`Self::check`].
@@ -883,11 +965,184 @@ impl Stage {
                 .await
                 .map(|u| u.to_string())
                 .map_err(|e| storage(&file.uri, e)),
+            Backend::Granted(g) => g
+                .signed_get(&key, expires_in)
+                .await
+                .map_err(|e| store_error(&file.uri, e)),
             Backend::Local(_) => Err(SdkError::Unsupported(format!(
                 "stage {} is on the local filesystem, which cannot sign URLs; read it with credentials (lake file get)",
                 self.uri
             ))),
         }
+    }
+}
+
+/// The base64 of the 32 bytes a 64-digit lowercase hex SHA-256 spells (S3's
+/// `x-amz-checksum-sha256` form).
+fn sha256_base64(hex_digest: &str) -> String {
+    use base64::Engine as _;
+    let bytes: Vec<u8> = (0..hex_digest.len() / 2)
+        .filter_map(|i| u8::from_str_radix(&hex_digest[2 * i..2 * i + 2], 16).ok())
+        .collect();
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Longest upload id a [`StageRequest`] may carry, in bytes.
+const UPLOAD_ID_MAX: usize = 1024;
+/// Longest part ETag a [`StageRequest`] may carry, in bytes.
+const ETAG_MAX: usize = 1024;
+
+impl Stage {
+    /// Answers a [`StageRequest`] for a client that reaches this stage through a Query
+    /// replica, with this stage's (the replica's) credentials: presigned URLs for the one
+    /// object `<stage>/sha256/<request.sha256>`, or the multipart create/complete/abort
+    /// done here. The caller (the replica) has checked the client's grants and that
+    /// `request.stage_uri` is this stage.
+    ///
+    /// # Errors
+    /// [`SdkError::InvalidArgument`] naming the field that is malformed or past its bound
+    /// (sha256 not 64 lowercase hex digits; part number outside 1..=10,000; an upload id
+    /// or ETag over 1,024 bytes; more than 10,000 ETags; a URL lifetime over 7 days);
+    /// [`SdkError::Unsupported`] on a local-filesystem stage (no URLs);
+    /// [`SdkError::Storage`] when the store fails.
+    pub async fn serve(&self, request: &StageRequest) -> Result<StageResponse, SdkError> {
+        let Backend::S3(s3) = &self.backend else {
+            return Err(SdkError::Unsupported(format!(
+                "stage {} is not on S3: only S3 stages hand out presigned URLs; a local-filesystem stage is read and written directly by clients on the replica's machine",
+                self.uri
+            )));
+        };
+        if !is_sha256_hex(&request.sha256) {
+            return Err(SdkError::InvalidArgument(format!(
+                "sha256 {:?} is not 64 lowercase hex digits",
+                request.sha256.chars().take(80).collect::<String>()
+            )));
+        }
+        let expires = match request.expires_secs {
+            0 => Duration::from_secs(STAGE_URL_TTL_SECS),
+            secs if Duration::from_secs(secs) <= PRESIGN_MAX => Duration::from_secs(secs),
+            secs => {
+                return Err(SdkError::InvalidArgument(format!(
+                    "a presigned URL lives at most 7 days ({} s); {secs} s requested",
+                    PRESIGN_MAX.as_secs()
+                )));
+            }
+        };
+        let upload_id = || {
+            if request.upload_id.is_empty() || request.upload_id.len() > UPLOAD_ID_MAX {
+                return Err(SdkError::InvalidArgument(format!(
+                    "upload id of {} bytes: give the id CreateMultipart answered (1..={UPLOAD_ID_MAX} bytes)",
+                    request.upload_id.len()
+                )));
+            }
+            Ok(request.upload_id.clone())
+        };
+        let key = self.key(&request.sha256);
+        let uri = self.object_uri(&key);
+        let op = StageOp::try_from(request.op)
+            .map_err(|_| SdkError::InvalidArgument(format!("unknown stage op {}", request.op)))?;
+        let sign = |method: http::Method,
+                    query: Vec<(String, String)>,
+                    headers: &std::collections::HashMap<String, String>| {
+            let mut options = object_store::signer::SignedUrlOptions::default().with_query(query);
+            for (name, value) in headers {
+                if let (Ok(name), Ok(value)) = (
+                    http::HeaderName::try_from(name.as_str()),
+                    http::HeaderValue::try_from(value.as_str()),
+                ) {
+                    options = options.with_signed_header(name, value);
+                }
+            }
+            let key = key.clone();
+            let s3 = s3.clone();
+            async move {
+                s3.signed_url_opts(method, &key, expires, &options)
+                    .await
+                    .map(|u| u.to_string())
+            }
+        };
+        let mut answer = StageResponse::default();
+        match op {
+            StageOp::Head => match s3.head(&key).await {
+                Ok(meta) => {
+                    answer.found = true;
+                    answer.size = meta.size;
+                    answer.last_modified_ms = meta.last_modified.timestamp_millis();
+                }
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(storage(&uri, e)),
+            },
+            StageOp::SignGet => {
+                answer.url = sign(http::Method::GET, Vec::new(), &answer.headers)
+                    .await
+                    .map_err(|e| storage(&uri, e))?;
+            }
+            StageOp::SignPut => {
+                // S3 checks the whole object's SHA-256 against this signed header, so a
+                // PUT cannot store bytes under another content address.
+                answer.headers.insert(
+                    "x-amz-checksum-sha256".into(),
+                    sha256_base64(&request.sha256),
+                );
+                answer.url = sign(http::Method::PUT, Vec::new(), &answer.headers)
+                    .await
+                    .map_err(|e| storage(&uri, e))?;
+            }
+            StageOp::CreateMultipart => {
+                answer.upload_id = s3
+                    .create_multipart(&key)
+                    .await
+                    .map_err(|e| storage(&uri, e))?;
+            }
+            StageOp::SignPart => {
+                let id = upload_id()?;
+                if request.part_number == 0 || u64::from(request.part_number) > PARTS_MAX {
+                    return Err(SdkError::InvalidArgument(format!(
+                        "part number {} is outside 1..={PARTS_MAX}",
+                        request.part_number
+                    )));
+                }
+                let query = vec![
+                    ("partNumber".to_string(), request.part_number.to_string()),
+                    ("uploadId".to_string(), id),
+                ];
+                answer.url = sign(http::Method::PUT, query, &answer.headers)
+                    .await
+                    .map_err(|e| storage(&uri, e))?;
+            }
+            StageOp::Complete => {
+                let id = upload_id()?;
+                if request.etags.is_empty() || request.etags.len() as u64 > PARTS_MAX {
+                    return Err(SdkError::InvalidArgument(format!(
+                        "{} part ETags: an upload completes from 1..={PARTS_MAX}",
+                        request.etags.len()
+                    )));
+                }
+                if let Some(long) = request.etags.iter().find(|e| e.len() > ETAG_MAX) {
+                    return Err(SdkError::InvalidArgument(format!(
+                        "a part ETag of {} bytes; at most {ETAG_MAX}",
+                        long.len()
+                    )));
+                }
+                let parts = request
+                    .etags
+                    .iter()
+                    .map(|content_id| PartId {
+                        content_id: content_id.clone(),
+                    })
+                    .collect();
+                s3.complete_multipart(&key, &id, parts)
+                    .await
+                    .map_err(|e| storage(&uri, e))?;
+            }
+            StageOp::Abort => {
+                let id = upload_id()?;
+                s3.abort_multipart(&key, &id)
+                    .await
+                    .map_err(|e| storage(&uri, e))?;
+            }
+        }
+        Ok(answer)
     }
 }
 

@@ -99,6 +99,97 @@ pub struct ActionDescribeTableRequest {
     pub table: String,
 }
 
+/// `DoAction` type through which a client without storage credentials reaches a table's
+/// managed stage: body an encoded [`StageRequest`], one result whose body is an encoded
+/// [`StageResponse`]. The Query replica checks the caller's grant on the table's namespace
+/// (read for [`StageOp::Head`] and [`StageOp::SignGet`], write for the rest) and answers
+/// with presigned URLs for exactly one object, `<stage>/sha256/<sha256>` (S3 SigV4 query
+/// signing, object_store's `Signer::signed_url_opts`), or does the multipart bookkeeping
+/// (create, complete, abort) itself with its credentials. The bytes never pass through
+/// the replica. A local-filesystem stage answers `UNIMPLEMENTED` (it has no URLs; clients
+/// on the replica's machine open it directly, see [`crate::stage`]).
+pub const ACTION_STAGE: &str = "lake.stage";
+
+/// What a [`StageRequest`] asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
+#[repr(i32)]
+pub enum StageOp {
+    /// Size and modification time of the object, or `found = false`.
+    Head = 0,
+    /// A presigned GET URL of the object (reads send their own `Range` header).
+    SignGet = 1,
+    /// A presigned PUT URL for the whole object (uploads of one part).
+    SignPut = 2,
+    /// Starts a multipart upload of the object; answers its `upload_id`.
+    CreateMultipart = 3,
+    /// A presigned `UploadPart` URL for part `part_number` (1..=10,000) of `upload_id`.
+    SignPart = 4,
+    /// Completes `upload_id` from the parts' ETags, in part order.
+    Complete = 5,
+    /// Aborts `upload_id`.
+    Abort = 6,
+}
+
+/// A request about one object of a table's managed stage ([`ACTION_STAGE`]).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct StageRequest {
+    /// The table's stage URI, as [`TableDescription::stage_uri`] gives it (or as a FILE
+    /// value's URI starts): it names the table whose grants apply.
+    #[prost(string, tag = "1")]
+    pub stage_uri: String,
+    /// The object's SHA-256, 64 lowercase hex digits (its content address).
+    #[prost(string, tag = "2")]
+    pub sha256: String,
+    /// What is asked.
+    #[prost(enumeration = "StageOp", tag = "3")]
+    pub op: i32,
+    /// The multipart upload ([`StageOp::SignPart`], [`StageOp::Complete`],
+    /// [`StageOp::Abort`]); at most 1,024 bytes.
+    #[prost(string, tag = "4")]
+    pub upload_id: String,
+    /// The part, 1..=10,000 ([`StageOp::SignPart`]).
+    #[prost(uint32, tag = "5")]
+    pub part_number: u32,
+    /// The parts' ETags in part order ([`StageOp::Complete`]); at most 10,000 of at most
+    /// 1,024 bytes each.
+    #[prost(string, repeated, tag = "6")]
+    pub etags: Vec<String>,
+    /// How long a presigned URL is to stay valid, in seconds: 0 means
+    /// [`STAGE_URL_TTL_SECS`]; at most 7 days (the SigV4 limit).
+    #[prost(uint64, tag = "7")]
+    pub expires_secs: u64,
+}
+
+/// The answer to a [`StageRequest`].
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct StageResponse {
+    /// [`StageOp::Head`]: whether the object exists.
+    #[prost(bool, tag = "1")]
+    pub found: bool,
+    /// [`StageOp::Head`]: the object's size in bytes.
+    #[prost(uint64, tag = "2")]
+    pub size: u64,
+    /// [`StageOp::Head`]: the object's modification time, Unix milliseconds.
+    #[prost(int64, tag = "3")]
+    pub last_modified_ms: i64,
+    /// The presigned URL ([`StageOp::SignGet`], [`StageOp::SignPut`],
+    /// [`StageOp::SignPart`]), valid for [`StageRequest::expires_secs`].
+    #[prost(string, tag = "4")]
+    pub url: String,
+    /// [`StageOp::CreateMultipart`]: the new upload's id.
+    #[prost(string, tag = "5")]
+    pub upload_id: String,
+    /// Headers the request to `url` must carry exactly (they are part of its signature):
+    /// for [`StageOp::SignPut`], `x-amz-checksum-sha256` with the object's SHA-256, so S3
+    /// itself refuses bytes that do not match their content address.
+    #[prost(map = "string, string", tag = "6")]
+    pub headers: std::collections::HashMap<String, String>,
+}
+
+/// How long a presigned stage URL is valid, in seconds (15 minutes: a URL is asked for
+/// right before its one request, and S3 checks the expiry when the request starts).
+pub const STAGE_URL_TTL_SECS: u64 = 15 * 60;
+
 /// What a client needs to know about a table beyond its Arrow schema.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct TableDescription {

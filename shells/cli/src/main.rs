@@ -179,8 +179,12 @@ enum FileCommand {
         force: bool,
     },
     /// Download a FILE by its URI (as `put` printed it) to a local path, verified: size and
-    /// SHA-256 must match the content address, else nothing is written.
+    /// SHA-256 must match the content address, else nothing is written. An S3 stage is
+    /// read through presigned URLs the replica signs after checking your read grant on the
+    /// table (no storage credentials needed); a local stage is read directly.
     Get {
+        #[command(flatten)]
+        replica: Replica,
         /// The FILE URI: <stage>/sha256/<sha256>.
         uri: String,
         /// Where to write it.
@@ -188,8 +192,10 @@ enum FileCommand {
         out: PathBuf,
     },
     /// Print a presigned GET URL for a FILE, for clients without storage credentials
-    /// (S3 stages only).
+    /// (S3 stages only), signed by the replica after checking your read grant on the table.
     Url {
+        #[command(flatten)]
+        replica: Replica,
         /// The FILE URI: <stage>/sha256/<sha256>.
         uri: String,
         /// Lifetime in seconds (1 to 604800).
@@ -486,8 +492,8 @@ async fn file_command(command: FileCommand) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        FileCommand::Get { uri, out } => {
-            let (stage, file) = lake_sdk::Stage::stat(&uri).await?;
+        FileCommand::Get { replica, uri, out } => {
+            let (stage, file) = replica.connect().await?.stat_file(&uri).await?;
             let bar = transfer_bar(file.size)?;
             bar.set_message("reading");
             let progress_bar = bar.clone();
@@ -506,8 +512,12 @@ async fn file_command(command: FileCommand) -> anyhow::Result<()> {
             );
             Ok(())
         }
-        FileCommand::Url { uri, expires_secs } => {
-            let (stage, file) = lake_sdk::Stage::stat(&uri).await?;
+        FileCommand::Url {
+            replica,
+            uri,
+            expires_secs,
+        } => {
+            let (stage, file) = replica.connect().await?.stat_file(&uri).await?;
             let url = stage
                 .presigned_url(&file, Duration::from_secs(expires_secs))
                 .await?;

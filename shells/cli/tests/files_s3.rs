@@ -2,7 +2,10 @@
 //! `LAKE_TEST_MOTO_ENDPOINT`, default `http://127.0.0.1:5055`): a multipart upload that
 //! dies midway (in-process, and `lake file put` killed with SIGKILL) leaves no visible
 //! object and resumes from its checkpoint without sending completed parts again; presigned URLs serve the bytes to a client without credentials;
-//! Query and Metasrv receive none of them. moto does not verify part checksums, so every
+//! Query and Metasrv receive none of them. The SDK and the CLI reach the stage through the
+//! replica's grants (presigned URLs per request): `lake file put/get` run with no storage
+//! credentials at all, a reader reads but cannot upload, a stranger can do neither, and
+//! malformed stage requests are refused by name. moto does not verify part checksums, so every
 //! check here reads the stored bytes back and compares them with the source.
 
 mod common;
@@ -95,24 +98,12 @@ async fn s3_uploads_resume_after_a_crash_and_presign() {
         RocksStore::open(&dir.path().join("metasrv")).expect("rocksdb"),
     ))
     .expect("metasrv");
-    let address = metasrv
-        .clone()
-        .spawn_server("127.0.0.1:0".parse().expect("addr"))
-        .await
-        .expect("metasrv server");
-    let client = MetasrvClient::connect(&format!("http://{address}"))
-        .await
-        .expect("metasrv client");
-    let replica = lake::embedded::start_query(
-        client,
-        &format!("s3://{bucket}/warehouse"),
+    let replica = replica(
+        &metasrv,
+        &bucket,
         &lake::embedded::ReplicaOptions::default(),
-        TicketKey::new(&[5; 32]).expect("key"),
-        "127.0.0.1:0".parse().expect("addr"),
-        std::future::pending(),
     )
-    .await
-    .expect("query replica");
+    .await;
     let received = |q: &Arc<AtomicU64>| (q.load(Ordering::Relaxed), metasrv.bytes_received());
 
     let mut lake = LakeClient::connect(&format!("http://{}", replica.addr))
@@ -214,10 +205,17 @@ async fn s3_uploads_resume_after_a_crash_and_presign() {
         0,
         "a finished upload keeps no checkpoint"
     );
+    // The replica signed every part (a few hundred bytes of request each) and carried
+    // none of the 20 MiB; Metasrv heard nothing.
+    let after = received(&replica.received);
+    assert!(
+        after.0 - before.0 < 64 << 10,
+        "Query received {} bytes during a {size}-byte upload",
+        after.0 - before.0
+    );
     assert_eq!(
-        received(&replica.received),
-        before,
-        "Query or Metasrv received bytes during the upload"
+        after.1, before.1,
+        "Metasrv received bytes during the upload"
     );
     let file = resumed.file;
 
@@ -297,6 +295,10 @@ async fn s3_uploads_resume_after_a_crash_and_presign() {
             ])
             .env("LAKE_UPLOAD_DIR", &cli_checkpoints)
             .env("RUST_BACKTRACE", "0")
+            // No storage credentials: the replica signs every request.
+            .env_remove("AWS_ACCESS_KEY_ID")
+            .env_remove("AWS_SECRET_ACCESS_KEY")
+            .env_remove("AWS_ENDPOINT_URL")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         command
@@ -355,6 +357,29 @@ async fn s3_uploads_resume_after_a_crash_and_presign() {
         .expect("read");
     assert!(chunks.concat() == big_bytes, "the resumed object differs");
 
+    // `lake file get` without credentials, through the replica, verified.
+    let back = dir.path().join("video.back");
+    let get = std::process::Command::new(env!("CARGO_BIN_EXE_lake"))
+        .args(["file", "get", "--endpoint"])
+        .arg(format!("http://{}", replica.addr))
+        .arg(&video.uri)
+        .arg("--out")
+        .arg(&back)
+        .env_remove("AWS_ACCESS_KEY_ID")
+        .env_remove("AWS_SECRET_ACCESS_KEY")
+        .env_remove("AWS_ENDPOINT_URL")
+        .output()
+        .expect("lake file get");
+    assert!(
+        get.status.success(),
+        "{}",
+        String::from_utf8_lossy(&get.stderr)
+    );
+    assert!(std::fs::read(&back).expect("read back") == big_bytes);
+
+    refused_stage_requests(replica.addr, stage.uri(), &sha256).await;
+    grants_decide_stage_access(&metasrv, &bucket, &file).await;
+
     // Bytes replaced behind Lake's back (same length) fail the verified read.
     let s3 = object_store::aws::AmazonS3Builder::from_env()
         .with_bucket_name(&bucket)
@@ -376,4 +401,298 @@ async fn s3_uploads_resume_after_a_crash_and_presign() {
         matches!(read, Err(SdkError::Corrupt { .. })),
         "a corrupted object read as good"
     );
+}
+
+/// One `lake.stage` action on the replica at `addr`, without a login.
+async fn stage_call(
+    addr: std::net::SocketAddr,
+    request: lake_sdk::wire::StageRequest,
+) -> Result<lake_sdk::wire::StageResponse, tonic::Status> {
+    use prost::Message;
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .expect("endpoint")
+        .connect()
+        .await
+        .expect("connect");
+    let mut flight = arrow_flight::flight_service_client::FlightServiceClient::new(channel);
+    let mut results = flight
+        .do_action(arrow_flight::Action::new(
+            lake_sdk::wire::ACTION_STAGE,
+            request.encode_to_vec(),
+        ))
+        .await?
+        .into_inner();
+    let body = results.message().await?.expect("one result").body;
+    Ok(lake_sdk::wire::StageResponse::decode(body).expect("StageResponse"))
+}
+
+/// Malformed `lake.stage` requests get INVALID_ARGUMENT naming what is wrong; a good one
+/// is answered. `stage` is a table's stage URI, `sha256` an object on it.
+async fn refused_stage_requests(addr: std::net::SocketAddr, stage: &str, sha256: &str) {
+    use lake_sdk::wire::{StageOp, StageRequest};
+    let good = StageRequest {
+        stage_uri: stage.to_string(),
+        sha256: sha256.to_string(),
+        op: StageOp::Head as i32,
+        ..Default::default()
+    };
+    let head = stage_call(addr, good.clone()).await.expect("head");
+    assert!(head.found && head.size > 0, "{head:?}");
+    let cases: Vec<(StageRequest, &str)> = vec![
+        (
+            StageRequest {
+                stage_uri: "s3://another-bucket/anything/1".into(),
+                ..good.clone()
+            },
+            "is not a table stage of this deployment",
+        ),
+        (
+            StageRequest {
+                stage_uri: format!("{stage}/../2"),
+                ..good.clone()
+            },
+            "is not a table stage of this deployment",
+        ),
+        (
+            StageRequest {
+                sha256: "../../../etc/passwd".into(),
+                op: StageOp::SignPut as i32,
+                ..good.clone()
+            },
+            "is not 64 lowercase hex digits",
+        ),
+        (
+            StageRequest {
+                op: StageOp::SignPart as i32,
+                upload_id: "some-upload".into(),
+                part_number: 0,
+                ..good.clone()
+            },
+            "part number 0 is outside 1..=10000",
+        ),
+        (
+            StageRequest {
+                op: StageOp::SignPart as i32,
+                upload_id: "u".repeat(5000),
+                part_number: 1,
+                ..good.clone()
+            },
+            "upload id of 5000 bytes",
+        ),
+        (
+            StageRequest {
+                op: StageOp::Complete as i32,
+                upload_id: "some-upload".into(),
+                etags: vec!["e".into(); 10_001],
+                ..good.clone()
+            },
+            "10001 part ETags",
+        ),
+        (
+            StageRequest {
+                op: StageOp::SignGet as i32,
+                expires_secs: 8 * 24 * 3600,
+                ..good.clone()
+            },
+            "at most 7 days",
+        ),
+        (
+            StageRequest {
+                op: 99,
+                ..good.clone()
+            },
+            "unknown stage op 99",
+        ),
+    ];
+    for (request, expected) in cases {
+        let status = stage_call(addr, request.clone())
+            .await
+            .expect_err("refused");
+        assert_eq!(
+            status.code(),
+            tonic::Code::InvalidArgument,
+            "{request:?}: {status:?}"
+        );
+        assert!(
+            status.message().contains(expected),
+            "{expected:?} not in {:?}",
+            status.message()
+        );
+    }
+    // A presigned PUT carries the object's SHA-256 as a signed header, which S3 checks
+    // against the bytes (moto does not, so only the signature is checked here).
+    let put = stage_call(
+        addr,
+        StageRequest {
+            op: StageOp::SignPut as i32,
+            sha256: "ab".repeat(32),
+            ..good.clone()
+        },
+    )
+    .await
+    .expect("sign put");
+    assert_eq!(
+        put.headers.get("x-amz-checksum-sha256").map(String::as_str),
+        Some("q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s="),
+        "{put:?}"
+    );
+    assert!(
+        put.url
+            .contains("X-Amz-SignedHeaders=host%3Bx-amz-checksum-sha256")
+            || put
+                .url
+                .contains("X-Amz-SignedHeaders=host;x-amz-checksum-sha256"),
+        "the checksum header is not part of the signature: {}",
+        put.url
+    );
+    let stage_of_nothing = format!("{}/999999", stage.rsplit_once('/').expect("stage root").0);
+    let status = stage_call(
+        addr,
+        StageRequest {
+            stage_uri: stage_of_nothing,
+            ..good
+        },
+    )
+    .await
+    .expect_err("no such table");
+    assert_eq!(status.code(), tonic::Code::NotFound, "{status:?}");
+}
+
+/// A replica with logins over the same Metasrv and warehouse: a reader of namespace
+/// `default` reads `file` through presigned URLs but cannot upload; a user without a grant
+/// can do neither; and none of them holds storage credentials of its own.
+async fn grants_decide_stage_access(metasrv: &Metasrv, bucket: &str, file: &lake_sdk::FileRef) {
+    let mut users = lake_query::auth::Users::default();
+    for (name, password) in [
+        ("root", "root-pw"),
+        ("reader", "reader-pw"),
+        ("stranger", "s-pw"),
+    ] {
+        users.set(name, password).expect("user");
+    }
+    users.set_admin("root", true);
+    let options = lake::embedded::ReplicaOptions {
+        auth: lake::embedded::AuthOptions {
+            users: Some(users),
+            token_ttl: Duration::from_secs(600),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let replica = replica(metasrv, bucket, &options).await;
+    let login = |user: &'static str, password: &'static str| {
+        let endpoint = format!("http://{}", replica.addr);
+        async move {
+            let mut lake = LakeClient::connect(&endpoint).await.expect("connect");
+            lake.login(user, password).await.expect("login");
+            lake
+        }
+    };
+    let mut root = login("root", "root-pw").await;
+    root.sql("GRANT SELECT ON SCHEMA default TO reader")
+        .await
+        .expect("grant");
+
+    let mut reader = login("reader", "reader-pw").await;
+    let chunks: Vec<bytes::Bytes> = reader
+        .open_file(file)
+        .await
+        .expect("a reader opens the file")
+        .try_collect()
+        .await
+        .expect("and reads it, verified");
+    assert_eq!(
+        chunks.iter().map(|c| c.len() as u64).sum::<u64>(),
+        file.size
+    );
+    let stage = reader
+        .stage("models")
+        .await
+        .expect("a reader sees the stage");
+    let url = stage
+        .presigned_url(file, Duration::from_secs(60))
+        .await
+        .expect("a reader gets a presigned URL");
+    assert!(url.contains("X-Amz-Signature="), "{url}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let small = dir.path().join("note.txt");
+    std::fs::write(&small, b"a reader may not upload this").expect("write");
+    let refused = stage
+        .upload_path(&small, "text/plain", &UploadOptions::default())
+        .await
+        .expect_err("a reader may not upload");
+    assert!(
+        matches!(&refused, SdkError::Server { code: tonic::Code::PermissionDenied, message }
+            if message.contains("reader may not upload files to lake.default.models")),
+        "{refused:?}"
+    );
+
+    // A writer's one-part upload (a presigned PUT carrying the checksum header), read
+    // back by the reader.
+    let note = root
+        .stage("models")
+        .await
+        .expect("stage")
+        .upload_path(&small, "text/plain", &UploadOptions::default())
+        .await
+        .expect("root uploads");
+    assert_eq!(note.sent_parts, 1, "{note:?}");
+    let back = reader
+        .read_range(&note.file, 0..note.file.size)
+        .await
+        .expect("the reader reads the note");
+    assert_eq!(&back[..], b"a reader may not upload this");
+
+    let stranger = login("stranger", "s-pw").await;
+    let refused = stranger
+        .stat_file(&file.uri)
+        .await
+        .expect_err("a stranger may not read");
+    assert!(
+        matches!(&refused, SdkError::Server { code: tonic::Code::PermissionDenied, message }
+            if message.contains("stranger may not read files of lake.default.models")),
+        "{refused:?}"
+    );
+    // Without a login, nothing at all.
+    let anonymous = LakeClient::connect(&format!("http://{}", replica.addr))
+        .await
+        .expect("connect");
+    let refused = anonymous.stat_file(&file.uri).await.expect_err("no login");
+    assert!(
+        matches!(
+            &refused,
+            SdkError::Server {
+                code: tonic::Code::Unauthenticated,
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
+}
+
+/// A Query replica over `metasrv` (served on a port of its own) and an S3 warehouse in
+/// `bucket`, in this process.
+async fn replica(
+    metasrv: &Metasrv,
+    bucket: &str,
+    options: &lake::embedded::ReplicaOptions,
+) -> lake::embedded::QueryReplica {
+    let address = metasrv
+        .clone()
+        .spawn_server("127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("metasrv server");
+    let client = MetasrvClient::connect(&format!("http://{address}"))
+        .await
+        .expect("metasrv client");
+    lake::embedded::start_query(
+        client,
+        &format!("s3://{bucket}/warehouse"),
+        options,
+        TicketKey::new(&[5; 32]).expect("key"),
+        "127.0.0.1:0".parse().expect("addr"),
+        std::future::pending(),
+    )
+    .await
+    .expect("query replica")
 }

@@ -740,6 +740,82 @@ impl Engine {
         })
     }
 
+    /// Answers a client's [`lake_sdk::wire::ACTION_STAGE`] request about one object of a
+    /// table's stage, with this replica's storage credentials ([`lake_sdk::Stage::serve`]):
+    /// the stage URI names the table (`<stage root>/<table id>`), whose namespace grant
+    /// decides: read for HEAD and GET URLs, write (and a FILE column) for uploads.
+    ///
+    /// # Errors
+    /// [`QueryError::InvalidArgument`] for a stage URI that is not a table stage of this
+    /// deployment or a malformed request; [`QueryError::NotFound`] when no table has that
+    /// stage; [`QueryError::PermissionDenied`]; [`QueryError::Unsupported`] on a
+    /// local-filesystem stage; [`QueryError::Unavailable`] when the store fails.
+    pub async fn stage_request(
+        &self,
+        access: &Access,
+        request: &lake_sdk::wire::StageRequest,
+    ) -> Result<lake_sdk::wire::StageResponse, QueryError> {
+        use lake_sdk::wire::StageOp;
+        let shown: String = request.stage_uri.chars().take(200).collect();
+        let id = request
+            .stage_uri
+            .strip_prefix(self.stage_root.as_str())
+            .and_then(|rest| rest.strip_prefix('/'))
+            .filter(|id| id.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|id| id.parse::<u64>().ok())
+            .ok_or_else(|| {
+                QueryError::InvalidArgument(format!(
+                    "stage {shown:?} is not a table stage of this deployment (<stage root>/<table id>): give the stage_uri DescribeTable answered"
+                ))
+            })?;
+        let meta = self
+            .catalog
+            .with_registry(|r| r.table_by_id(id).map(|t| t.meta.clone()))
+            .ok_or_else(|| {
+                QueryError::NotFound(format!("no table has stage {shown}: its table was dropped"))
+            })?;
+        let op = StageOp::try_from(request.op).map_err(|_| {
+            QueryError::InvalidArgument(format!(
+                "unknown stage op {}; ops are 0 (head) to 6 (abort)",
+                request.op
+            ))
+        })?;
+        let table = format!("{LAKE_CATALOG}.{}.{}", meta.namespace, meta.name);
+        let read = matches!(op, StageOp::Head | StageOp::SignGet);
+        let (need, doing) = if read {
+            (Privilege::Read, format!("read files of {table}"))
+        } else {
+            (Privilege::Write, format!("upload files to {table}"))
+        };
+        self.authorize(access, &access::namespace(&meta.namespace), need, &doing)?;
+        if !read
+            && !schema_from_ipc(&meta.schema_ipc)?
+                .fields()
+                .iter()
+                .any(|f| lake_sdk::file::is_file_field(f))
+        {
+            return Err(QueryError::InvalidArgument(format!(
+                "table {table} has no FILE column, so nothing could reference a file uploaded to its stage"
+            )));
+        }
+        let stage = lake_sdk::Stage::open(&self.stage_uri(&meta))
+            .map_err(|e| QueryError::Execution(format!("stage of {table}: {e}")))?;
+        let answer = stage.serve(request).await.map_err(|e| match e {
+            lake_sdk::SdkError::InvalidArgument(m) => QueryError::InvalidArgument(m),
+            lake_sdk::SdkError::Unsupported(m) => QueryError::Unsupported(m),
+            other => QueryError::Unavailable(format!("stage of {table}: {other}")),
+        })?;
+        tracing::info!(
+            target: "lake::audit",
+            principal = access.name().unwrap_or("-"),
+            table,
+            op = ?op,
+            sha256 = request.sha256,
+            "stage"
+        );
+        Ok(answer)
+    }
+
     /// The FILE check of rows written to `meta` (of `schema`), if it has FILE columns.
     ///
     /// # Errors

@@ -30,8 +30,8 @@ use arrow_flight::{
 };
 use futures::{Stream, StreamExt, TryStreamExt};
 use lake_sdk::wire::{
-    ACTION_DESCRIBE_TABLE, ActionDescribeTableRequest, AppendResult, CommandAppend, END_OF_ROWS,
-    INGEST_END_MARKER_OPTION, INGEST_OPERATION_ID_OPTION,
+    ACTION_DESCRIBE_TABLE, ACTION_STAGE, ActionDescribeTableRequest, AppendResult, CommandAppend,
+    END_OF_ROWS, INGEST_END_MARKER_OPTION, INGEST_OPERATION_ID_OPTION, StageRequest,
 };
 use prost::Message;
 use tonic::{Request, Response, Status, Streaming};
@@ -1020,9 +1020,16 @@ impl FlightSqlService for LakeFlightService {
             let result = arrow_flight::Result::new(result.encode_to_vec());
             return Ok(Response::new(Box::pin(futures::stream::iter([Ok(result)]))));
         }
+        if action.r#type == ACTION_STAGE {
+            let request = StageRequest::decode(action.body.as_ref())
+                .map_err(|e| Status::invalid_argument(format!("malformed StageRequest: {e}")))?;
+            let answer = self.engine.stage_request(&access, &request).await?;
+            let result = arrow_flight::Result::new(answer.encode_to_vec());
+            return Ok(Response::new(Box::pin(futures::stream::iter([Ok(result)]))));
+        }
         if action.r#type != ACTION_DESCRIBE_TABLE {
             return Err(Status::invalid_argument(format!(
-                "unknown action {:?}; actions: CreatePreparedStatement, ClosePreparedStatement, {ACTION_CANCEL_FLIGHT_INFO}, CancelQuery, {ACTION_DESCRIBE_TABLE}",
+                "unknown action {:?}; actions: CreatePreparedStatement, ClosePreparedStatement, {ACTION_CANCEL_FLIGHT_INFO}, CancelQuery, {ACTION_DESCRIBE_TABLE}, {ACTION_STAGE}",
                 action.r#type
             )));
         }
@@ -1063,6 +1070,11 @@ impl FlightSqlService for LakeFlightService {
                 r#type: ACTION_DESCRIBE_TABLE.into(),
                 description: "Describe a Lake table: id, schema and managed stage URI \
                 (body: lake.v1.ActionDescribeTableRequest; result: lake.v1.TableDescription)"
+                    .into(),
+            }),
+            Ok(arrow_flight::ActionType {
+                r#type: ACTION_STAGE.into(),
+                description: "Reach one object of a table's S3 stage without storage                 credentials: presigned GET/PUT/UploadPart URLs and multipart create/complete/abort,                 after the caller's grant on the table's namespace (body: lake.v1.StageRequest;                 result: lake.v1.StageResponse)"
                     .into(),
             }),
         ])

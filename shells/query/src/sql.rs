@@ -854,9 +854,7 @@ mod tests {
             split_table_key(&table_key("a%40@b", &TimeTravel::Name("v@1".into()))),
             ("a%40@b".to_string(), TimeTravel::Name("v@1".into()))
         );
-        let err = parse("SELECT * FROM t VERSION AS OF ''")
-            .err()
-            .expect("empty ref");
+        let err = parse("SELECT * FROM t VERSION AS OF ''").expect_err("empty ref");
         assert!(err.to_string().contains("non-empty"), "{err}");
     }
 
