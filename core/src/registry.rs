@@ -443,6 +443,31 @@ impl Registry {
             .map(|((principal, scope), privilege)| (principal.as_str(), scope, *privilege))
     }
 
+    /// Applies `events` in order, each at the next revision: the one way a log (read from
+    /// a store, received on a stream, kept by a simulation) is replayed into a registry.
+    ///
+    /// # Errors
+    /// The first event's [`RegistryError`] (see [`Self::apply`]); the registry then holds
+    /// every event before it.
+    pub fn replay<'a>(
+        &mut self,
+        events: impl IntoIterator<Item = &'a ChangeEvent>,
+    ) -> Result<(), RegistryError> {
+        events.into_iter().try_for_each(|event| self.apply(event))
+    }
+
+    /// The registry a log replays to from empty ([`Self::replay`]).
+    ///
+    /// # Errors
+    /// As [`Self::replay`].
+    pub fn from_log<'a>(
+        events: impl IntoIterator<Item = &'a ChangeEvent>,
+    ) -> Result<Self, RegistryError> {
+        let mut registry = Self::new();
+        registry.replay(events)?;
+        Ok(registry)
+    }
+
     /// Applies the event at revision `self.revision() + 1`.
     ///
     /// # Errors

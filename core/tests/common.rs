@@ -13,11 +13,7 @@ pub struct MemStore {
 
 impl MemStore {
     pub fn load(&self) -> Registry {
-        let mut registry = Registry::new();
-        for event in &self.log {
-            registry.apply(event).expect("log replays");
-        }
-        registry
+        Registry::from_log(&self.log).expect("log replays")
     }
 }
 

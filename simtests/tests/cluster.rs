@@ -153,11 +153,7 @@ impl World {
     }
 
     fn registry(&self) -> Registry {
-        let mut registry = Registry::new();
-        for event in &self.log {
-            registry.apply(event).expect("the durable log replays");
-        }
-        registry
+        Registry::from_log(&self.log).expect("the durable log replays")
     }
 
     fn record(&mut self, what: impl Hash) {
@@ -573,10 +569,7 @@ impl Node {
                     return;
                 };
                 if reconcile {
-                    let mut registry = Registry::new();
-                    for event in &events {
-                        registry.apply(event).expect("the durable log replays");
-                    }
+                    let registry = Registry::from_log(&events).expect("the durable log replays");
                     serving.coordinator = Some(Coordinator::new(registry, 16));
                     let queued = std::mem::take(&mut serving.queued);
                     for request in queued {

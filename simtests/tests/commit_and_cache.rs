@@ -94,11 +94,7 @@ impl World {
     }
 
     fn registry(&self) -> Registry {
-        let mut registry = Registry::new();
-        for event in &self.log {
-            registry.apply(event).expect("the durable log replays");
-        }
-        registry
+        Registry::from_log(&self.log).expect("the durable log replays")
     }
 }
 

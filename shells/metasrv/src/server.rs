@@ -683,14 +683,14 @@ impl Driver {
             }
         };
         if reconcile {
-            let mut registry = Registry::new();
-            for event in &events {
-                if let Err(error) = registry.apply(event) {
+            let registry = match Registry::from_log(&events) {
+                Ok(registry) => registry,
+                Err(error) => {
                     tracing::error!(%error, "metasrv store does not replay; not serving");
                     self.step_down();
                     return;
                 }
-            }
+            };
             if let Some(serving) = &mut self.serving {
                 tracing::info!(
                     epoch = serving.epoch,

@@ -115,12 +115,10 @@ pub trait EventStore: Send + Sync + 'static {
             if events.is_empty() {
                 return Ok(registry);
             }
-            for event in &events {
-                registry.apply(event).map_err(|e| StoreError::Corrupt {
-                    revision: event.revision,
-                    message: e.to_string(),
-                })?;
-            }
+            registry.replay(&events).map_err(|e| StoreError::Corrupt {
+                revision: registry.revision() + 1,
+                message: e.to_string(),
+            })?;
         }
     }
 }
