@@ -102,6 +102,14 @@ pub struct ElectionConfig {
     /// period (drift, plus store latency the shell does not see). Must be below
     /// `lease_ms / 2`.
     pub clock_bound_ms: i64,
+    /// The store is this node's alone (a local store locked by its process, such as the
+    /// embedded RocksDB): no other node can ever take the lease over. The leader then
+    /// never lapses by time — a node starved of CPU whose timers fire late keeps leading
+    /// instead of failing its in-flight writes — and a restart takes over the lease its
+    /// crashed predecessor (the same node id) left at once instead of waiting it out. It
+    /// still steps down when the store refuses its lease or it resigns, and a lease of
+    /// another holder is waited out as usual.
+    pub exclusive: bool,
 }
 
 impl ElectionConfig {
@@ -384,7 +392,11 @@ impl Election {
 
     /// The store holds `lease`, written by this node at `sent_ms`.
     fn confirmed(&mut self, lease: Lease, sent_ms: i64, now_ms: i64) {
-        let valid_until_ms = sent_ms + self.config.lease_ms - self.config.clock_bound_ms;
+        let valid_until_ms = if self.config.exclusive {
+            i64::MAX
+        } else {
+            sent_ms + self.config.lease_ms - self.config.clock_bound_ms
+        };
         let epoch = lease.epoch;
         let was_leading = self.leading.as_ref().map(|l| l.lease.epoch);
         if was_leading.is_some_and(|e| e != epoch) {
@@ -449,7 +461,11 @@ impl Election {
         };
         match record {
             None => self.write(None, mine(1), now_ms),
-            Some(current) if current.is_released() || now_ms >= takeover_at => {
+            Some(current)
+                if current.is_released()
+                    || (self.config.exclusive && current.holder == self.config.node)
+                    || now_ms >= takeover_at =>
+            {
                 let lease = mine(current.epoch + 1);
                 self.write(Some(current), lease, now_ms);
             }

@@ -19,6 +19,7 @@ fn config(node: &str) -> ElectionConfig {
         lease_ms: LEASE,
         renew_interval_ms: RENEW,
         clock_bound_ms: BOUND,
+        exclusive: false,
     }
 }
 
@@ -503,4 +504,111 @@ proptest! {
 fn the_checker_catches_clocks_drifting_past_the_bound() {
     let caught = (0..200).any(|seed| model_run(seed, 400, 60_000).0.is_some());
     assert!(caught, "drift far past the bound went unnoticed");
+}
+
+/// An exclusive node (the only one over its store: the embedded server).
+fn exclusive(node: &str) -> Election {
+    let mut e = Election::new(ElectionConfig {
+        exclusive: true,
+        ..config(node)
+    })
+    .unwrap();
+    e.handle(In::Tick, 0);
+    assert_eq!(drain(&mut e), vec![Out::ReadLease]);
+    e.handle(In::LeaseRead(None), 0);
+    drain(&mut e);
+    e.handle(In::LeaseWritten { write_id: 1 }, 10);
+    assert_eq!(drain(&mut e), vec![Out::Elected { epoch: 1 }]);
+    e
+}
+
+#[test]
+fn a_starved_exclusive_leader_whose_timers_fire_late_keeps_leading() {
+    // The process got no CPU for ten lease periods: its first tick comes that late.
+    let late = 10 * LEASE;
+    let mut e = exclusive("embedded");
+    assert_eq!(
+        e.leading(late),
+        Some(1),
+        "no other node could have taken over"
+    );
+    e.handle(In::Tick, late);
+    let out = drain(&mut e);
+    assert!(
+        !out.iter().any(|o| matches!(o, Out::SteppedDown { .. })),
+        "{out:?}"
+    );
+    assert!(
+        matches!(out.as_slice(), [Out::WriteLease { write_id: 2, lease, .. }] if lease.renewal == 1),
+        "it renews as usual: {out:?}"
+    );
+    e.handle(In::LeaseWritten { write_id: 2 }, late + 5_000);
+    let out = drain(&mut e);
+    assert!(
+        out.iter()
+            .all(|o| matches!(o, Out::WriteLease { lease, .. } if lease.epoch == 1)),
+        "the late renewal keeps epoch 1 and renewing goes on: {out:?}"
+    );
+    assert_eq!(e.leading(late + 5_000), Some(1));
+
+    // The same starvation deposes a leader that shares its store with other nodes.
+    let mut shared = elected("a");
+    assert_eq!(shared.leading(late), None);
+    shared.handle(In::Tick, late);
+    assert!(
+        drain(&mut shared).contains(&Out::SteppedDown { epoch: 1 }),
+        "a shared-store leader must stop at its lease's end"
+    );
+}
+
+#[test]
+fn an_exclusive_node_takes_over_the_lease_of_its_crashed_predecessor_at_once() {
+    let mut e = Election::new(ElectionConfig {
+        exclusive: true,
+        ..config("embedded")
+    })
+    .unwrap();
+    e.handle(In::Tick, 0);
+    assert_eq!(drain(&mut e), vec![Out::ReadLease]);
+    let left = lease(7, "embedded", 41);
+    e.handle(In::LeaseRead(Some(left.clone())), 0);
+    assert_eq!(
+        drain(&mut e),
+        vec![Out::WriteLease {
+            write_id: 1,
+            expected: Some(left),
+            lease: Lease {
+                epoch: 8,
+                ..lease(8, "embedded", 0)
+            }
+        }],
+        "no wait of lease_ms + clock_bound_ms"
+    );
+    e.handle(In::LeaseWritten { write_id: 1 }, 3);
+    assert_eq!(drain(&mut e), vec![Out::Elected { epoch: 8 }]);
+}
+
+#[test]
+fn an_exclusive_leader_still_steps_down_when_the_store_refuses_its_lease() {
+    let mut e = exclusive("embedded");
+    e.handle(In::Tick, RENEW);
+    drain(&mut e);
+    e.handle(
+        In::LeaseWriteFailed {
+            write_id: 2,
+            outcome: WriteOutcome::NotWritten,
+        },
+        RENEW + 1,
+    );
+    // It re-reads the record; the store shows another holder (someone broke the
+    // deployment's promise of one node): it stops at once.
+    assert_eq!(drain(&mut e), vec![Out::ReadLease]);
+    e.handle(In::LeaseRead(Some(lease(2, "intruder", 0))), RENEW + 10);
+    let out = drain(&mut e);
+    assert!(out.contains(&Out::SteppedDown { epoch: 1 }), "{out:?}");
+    assert_eq!(e.leading(RENEW + 10), None);
+    assert!(
+        !out.iter().any(|o| matches!(o, Out::WriteLease { .. })),
+        "another holder's lease is waited out, not taken at once: {out:?}"
+    );
 }

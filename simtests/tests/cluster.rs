@@ -634,6 +634,7 @@ async fn metasrv(world: Shared, id: usize, mut inbox: mpsc::UnboundedReceiver<Re
         lease_ms: LEASE_MS,
         renew_interval_ms: RENEW_MS,
         clock_bound_ms: CLOCK_BOUND_MS,
+        exclusive: false,
     };
     let (answers, mut answer_rx) = mpsc::unbounded();
     let mut node = Node {

@@ -192,6 +192,9 @@ pub async fn run_metasrv(
         lease_ms: options.lease_ms,
         renew_interval_ms: options.renew_interval_ms,
         clock_bound_ms: options.clock_bound_ms,
+        // A RocksDB directory is locked by the one process that opened it: that node is
+        // alone. Nodes over one DynamoDB table contend.
+        exclusive: matches!(options.store, StoreUrl::Rocks(_)),
     };
     election.validate().map_err(|message| {
         anyhow::anyhow!(

@@ -353,10 +353,12 @@ impl Metasrv {
 /// How long a request waits for this node to be elected before it is refused.
 const ELECTION_WAIT: Duration = Duration::from_secs(10);
 
-/// The election settings of a single embedded node: node id `embedded`, a 2 s lease
-/// renewed every 500 ms, a 200 ms clock bound. A restart after a crash waits out the old
-/// lease (2.2 s); a graceful [`Metasrv::shutdown`] releases it so the next start is
-/// immediate.
+/// The election settings of the only node over its store (the embedded `lake serve`, a
+/// single `lake metasrv --store rocksdb://…`): node id `embedded`, a 2 s lease renewed
+/// every 500 ms, a 200 ms clock bound, and [`ElectionConfig::exclusive`]: no other node
+/// can contend, so this one never steps down because its timers ran late (a CPU-starved
+/// process keeps serving instead of failing its in-flight writes), and a restart after a
+/// crash takes the lease over at once. Never give it to two nodes over one store.
 pub fn single_node_election() -> ElectionConfig {
     ElectionConfig {
         node: "embedded".into(),
@@ -364,6 +366,7 @@ pub fn single_node_election() -> ElectionConfig {
         lease_ms: 2_000,
         renew_interval_ms: 500,
         clock_bound_ms: 200,
+        exclusive: true,
     }
 }
 

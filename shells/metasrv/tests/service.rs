@@ -192,6 +192,7 @@ fn node(name: &str) -> lake_core::ElectionConfig {
         lease_ms: 600,
         renew_interval_ms: 100,
         clock_bound_ms: 50,
+        exclusive: false,
     }
 }
 
