@@ -37,7 +37,9 @@ use crate::catalog::Catalog;
 use crate::dataset::{Datasets, RowStream};
 use crate::iceberg::{IcebergCatalog, IcebergConfig, IcebergPin};
 use crate::scan::LanceTable;
-use crate::sql::{self, DEFAULT_NAMESPACE, ICEBERG_CATALOG, LAKE_CATALOG, ParsedStatement};
+use crate::sql::{
+    self, DEFAULT_NAMESPACE, ICEBERG_CATALOG, LAKE_CATALOG, ParsedStatement, WriteKind,
+};
 use crate::ticket::{Pin, Sealed, TicketKey, b64, unb64};
 
 /// How long a write waits for the local catalog to show its own commit.
@@ -1085,11 +1087,12 @@ impl Engine {
         Ok((ctx, plan, pins, revision))
     }
 
-    /// Checks that `access` may read every table `parsed` names: read on its namespace
-    /// (catalog `lake`) or on catalog `iceberg`.
+    /// Checks that `access` may read every table `parsed` names (read on its namespace in
+    /// catalog `lake`, or on catalog `iceberg`), and do to a table it writes what it does:
+    /// write to INSERT, admin to CREATE or DROP it ([`ParsedStatement::targets`]).
     ///
     /// # Errors
-    /// [`QueryError::PermissionDenied`] for the first table it may not read.
+    /// [`QueryError::PermissionDenied`] for the first table it may not read or write.
     fn check_references(
         &self,
         access: &Access,
@@ -1115,7 +1118,14 @@ impl Engine {
                 } else {
                     continue;
                 };
-                access.check(registry, &scope, Privilege::Read, &format!("read {shown}"))?;
+                // A table the statement writes is refused for that (the privilege it needs
+                // is above read), so the message says what was asked.
+                let (need, verb) = match parsed.targets.iter().find(|(t, _)| t == reference) {
+                    Some((_, WriteKind::Insert)) => (Privilege::Write, WriteKind::Insert.verb()),
+                    Some((_, kind)) => (Privilege::Admin, kind.verb()),
+                    None => (Privilege::Read, "read"),
+                };
+                access.check(registry, &scope, need, &format!("{verb} {shown}"))?;
             }
             Ok(())
         })

@@ -200,6 +200,66 @@ pub struct ParsedStatement {
     pub tables: Vec<TableReference>,
     /// Table functions it calls in FROM clauses (`lake_grants`, `generate_series`).
     pub functions: Vec<TableReference>,
+    /// The tables it writes (INSERT's target, the table CREATE TABLE makes, the tables DROP
+    /// TABLE drops), as written, with what it does to them.
+    pub targets: Vec<(TableReference, WriteKind)>,
+}
+
+/// What a statement does to a table it writes ([`ParsedStatement::targets`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteKind {
+    /// `INSERT INTO`.
+    Insert,
+    /// `CREATE TABLE` (with or without `AS SELECT`).
+    Create,
+    /// `DROP TABLE`.
+    Drop,
+}
+
+impl WriteKind {
+    /// The verb for messages: "write to", "create table", "drop table".
+    pub fn verb(self) -> &'static str {
+        match self {
+            Self::Insert => "write to",
+            Self::Create => "create table",
+            Self::Drop => "drop table",
+        }
+    }
+}
+
+/// The tables `statement` writes (see [`ParsedStatement::targets`]); an EXPLAIN's are
+/// those of the statement it explains.
+fn write_targets(statement: &Statement) -> Vec<(TableReference, WriteKind)> {
+    use datafusion::sql::sqlparser::ast::ObjectType;
+    let reference = |name: &ObjectName| {
+        datafusion::sql::planner::object_name_to_table_reference(name.clone(), true).ok()
+    };
+    let ast = match statement {
+        Statement::Statement(ast) => ast,
+        Statement::Explain(explain) => return write_targets(&explain.statement),
+        _ => return Vec::new(),
+    };
+    match ast.as_ref() {
+        Ast::Insert(insert) => match &insert.table {
+            TableObject::TableName(name) => reference(name)
+                .map(|r| vec![(r, WriteKind::Insert)])
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        },
+        Ast::CreateTable(create) => reference(&create.name)
+            .map(|r| vec![(r, WriteKind::Create)])
+            .unwrap_or_default(),
+        Ast::Drop {
+            names,
+            object_type: ObjectType::Table,
+            ..
+        } => names
+            .iter()
+            .filter_map(reference)
+            .map(|r| (r, WriteKind::Drop))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 impl ParsedStatement {
@@ -500,10 +560,12 @@ pub fn parse(sql: &str) -> Result<ParsedStatement, QueryError> {
     let mut factors = TableFactors::default();
     visit_statement(&statement, &mut factors);
     tables.retain(|t| !factors.functions.contains(t) || factors.tables.contains(t));
+    let targets = write_targets(&statement);
     Ok(ParsedStatement {
         statement,
         tables,
         functions: factors.functions,
+        targets,
     })
 }
 

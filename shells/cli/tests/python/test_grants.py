@@ -139,6 +139,15 @@ def test_a_user_without_grants_sees_and_reads_nothing(lake):
     with login(lake, "nobody") as nobody:
         assert listed_tables(nobody) == set()
         denied(nobody, "SELECT * FROM sales.orders", "nobody may not read lake.sales.orders", "holds no grant")
+        # A write names what it asked for, not a read, whether or not the table exists.
+        denied(nobody, "INSERT INTO sales.orders VALUES (1)", "nobody may not write to lake.sales.orders",
+               "needs write on namespace lake.sales")
+        denied(nobody, "CREATE TABLE sales.mine (x BIGINT)", "nobody may not create table lake.sales.mine",
+               "needs admin on namespace lake.sales")
+        denied(nobody, "DROP TABLE sales.orders", "nobody may not drop table lake.sales.orders",
+               "needs admin on namespace lake.sales")
+        denied(nobody, "DROP TABLE sales.absent", "nobody may not drop table lake.sales.absent",
+               "needs admin on namespace lake.sales")
         # Statements that touch no table still work.
         assert query(nobody, "SELECT 1 + 1 AS two").to_pylist() == [{"two": 2}]
 
