@@ -13,6 +13,7 @@ pub mod election;
 pub mod error;
 pub mod registry;
 pub mod snapshot;
+pub mod store;
 
 pub use cache::{CacheError, CacheInput, CacheOutput, CatalogCache};
 pub use commit::{Applied, Coordinator, Input, Mutation, Output, Reply, StoreWrite, WriteOutcome};
@@ -26,3 +27,4 @@ pub use snapshot::{
     IcebergHistory, IcebergRefKind, IcebergSpec, TimeTravel, VersionSpec, resolve_iceberg,
     resolve_version,
 };
+pub use store::{EventStore, StoreError};

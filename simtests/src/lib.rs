@@ -9,6 +9,8 @@
 //!   delay and reordering, crashes, graceful restarts, pauses, clock offset and drift.
 //! * `tests/commit_and_cache.rs`: one leader that crashes often, against a store with faults,
 //!   and caches on a lossy stream.
+//! * [`store`]: the simulated store, which keeps the same contract as Metasrv's RocksDB and
+//!   DynamoDB stores (`tests/store.rs`), and its fault wrapper.
 //!
 //! Build and run them in their own target dir so the heavy crates are not rebuilt:
 //! `RUSTFLAGS="--cfg madsim" CARGO_TARGET_DIR=target/madsim cargo test -p lake-simtests`.
@@ -17,3 +19,5 @@
 //! command that replays it. A longer sweep, e.g. 5,000 seeds (about 2 minutes here in release):
 //! `MADSIM_TEST_NUM=5000 RUSTFLAGS="--cfg madsim" CARGO_TARGET_DIR=target/madsim cargo test
 //! -p lake-simtests --release`.
+
+pub mod store;

@@ -19,109 +19,13 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use lake_core::{ChangeEvent, Fence, Lease, Registry};
+use lake_core::{ChangeEvent, Fence, Lease};
 use prost::Message;
 
 use crate::convert;
 use crate::proto;
 
-/// Why the store could not do what was asked.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// The store is not at the expected revision: definitely not written.
-    #[error("store is at revision {actual}, the write expected {expected}")]
-    RevisionMismatch { expected: u64, actual: u64 },
-    /// The lease no longer names the writer (a new leader took over), or a lease write
-    /// found another record than it expected: definitely not written.
-    #[error("store condition failed: {0}")]
-    ConditionFailed(String),
-    /// The store refused the write without applying it (throttled, a conflicting
-    /// transaction, over a size limit): definitely not written; retry later.
-    #[error("store refused the write: {0}")]
-    Refused(String),
-    /// An I/O error: for a write, the outcome is unknown.
-    #[error("store I/O error: {0}")]
-    Io(String),
-    /// A stored record does not decode or does not replay.
-    #[error("store is corrupt at revision {revision}: {message}")]
-    Corrupt { revision: u64, message: String },
-}
-
-impl StoreError {
-    /// Whether a failed write definitely did not apply (as opposed to an unknown outcome).
-    pub fn not_written(&self) -> bool {
-        matches!(
-            self,
-            Self::RevisionMismatch { .. } | Self::ConditionFailed(_) | Self::Refused(_)
-        )
-    }
-}
-
-/// A durable, append-only event log with a conditional append.
-pub trait EventStore: Send + Sync + 'static {
-    /// Appends `events` (revisions `base_revision + 1 ..`) atomically and durably, if and
-    /// only if the log currently ends at `base_revision` and the lease still admits `fence`
-    /// ([`Fence::admits`]), both checked in the same atomic step as the write.
-    ///
-    /// # Errors
-    /// [`StoreError::RevisionMismatch`] or [`StoreError::ConditionFailed`] (nothing
-    /// written), or [`StoreError::Io`] (outcome unknown).
-    fn append(
-        &self,
-        fence: &Fence,
-        base_revision: u64,
-        events: &[ChangeEvent],
-    ) -> Result<(), StoreError>;
-
-    /// The lease record, if one was ever written.
-    ///
-    /// # Errors
-    /// [`StoreError::Io`] or [`StoreError::Corrupt`].
-    fn read_lease(&self) -> Result<Option<Lease>, StoreError>;
-
-    /// Writes `lease` durably if and only if the stored record equals `expected` (`None`:
-    /// no record yet).
-    ///
-    /// # Errors
-    /// [`StoreError::ConditionFailed`] (nothing written) or [`StoreError::Io`] (unknown).
-    fn write_lease(&self, expected: Option<&Lease>, lease: &Lease) -> Result<(), StoreError>;
-
-    /// Up to `limit` events with revision > `after`, in order.
-    ///
-    /// # Errors
-    /// [`StoreError::Io`] or [`StoreError::Corrupt`].
-    fn read_after(&self, after: u64, limit: usize) -> Result<Vec<ChangeEvent>, StoreError>;
-
-    /// Revision of the last event (0 for an empty log).
-    ///
-    /// # Errors
-    /// [`StoreError::Io`].
-    fn revision(&self) -> Result<u64, StoreError>;
-
-    /// Most events one [`Self::append`] accepts (unbounded unless the backend limits
-    /// transactions).
-    fn max_events_per_append(&self) -> usize {
-        usize::MAX
-    }
-
-    /// The registry at the log's last revision.
-    ///
-    /// # Errors
-    /// [`StoreError::Corrupt`] if the log does not replay.
-    fn load(&self) -> Result<Registry, StoreError> {
-        let mut registry = Registry::new();
-        loop {
-            let events = self.read_after(registry.revision(), 4096)?;
-            if events.is_empty() {
-                return Ok(registry);
-            }
-            registry.replay(&events).map_err(|e| StoreError::Corrupt {
-                revision: registry.revision() + 1,
-                message: e.to_string(),
-            })?;
-        }
-    }
-}
+pub use lake_core::store::{EventStore, StoreError};
 
 const REVISION_KEY: &[u8] = b"m/revision";
 const LEASE_KEY: &[u8] = b"m/lease";

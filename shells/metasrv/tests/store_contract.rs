@@ -1,111 +1,14 @@
-//! The contract every [`EventStore`] backend keeps, checked on real RocksDB and on
+//! The contract every [`EventStore`] backend keeps (`lake_core::store::contract`, which
+//! the simulations' store passes too), checked on real RocksDB and on
 //! DynamoDB (moto's server on 127.0.0.1, started by `.ci/services.sh`; its endpoint is
 //! `LAKE_TEST_MOTO_ENDPOINT`, default `http://127.0.0.1:5055`).
 
 use std::sync::Arc;
 
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
-use lake_core::{ChangeEvent, ChangeKind, Lease};
+use lake_core::ChangeEvent;
+use lake_core::store::contract::{check as contract, event, lease};
 use lake_metasrv::{DynamoStore, EventStore, RocksStore, StoreError};
-
-fn lease(epoch: u64, holder: &str, renewal: u64) -> Lease {
-    Lease {
-        epoch,
-        holder: holder.into(),
-        address: format!("{holder}:7000"),
-        renewal,
-    }
-}
-
-fn event(revision: u64) -> ChangeEvent {
-    ChangeEvent {
-        revision,
-        kind: ChangeKind::NamespaceCreated {
-            name: format!("n{revision}"),
-        },
-    }
-}
-
-/// Conditional lease writes, fenced appends, revision conditions, ordered reads.
-fn contract(store: &dyn EventStore) {
-    assert_eq!(store.read_lease().expect("read"), None);
-    assert_eq!(store.revision().expect("revision"), 0);
-    store
-        .write_lease(None, &lease(1, "a", 0))
-        .expect("first lease");
-    // A write that expects another record than the stored one is refused.
-    let err = store
-        .write_lease(None, &lease(1, "b", 0))
-        .expect_err("taken");
-    assert!(matches!(err, StoreError::ConditionFailed(_)), "{err}");
-    let err = store
-        .write_lease(Some(&lease(1, "a", 7)), &lease(2, "b", 0))
-        .expect_err("stale expectation");
-    assert!(matches!(err, StoreError::ConditionFailed(_)), "{err}");
-    store
-        .write_lease(Some(&lease(1, "a", 0)), &lease(1, "a", 1))
-        .expect("renewal");
-
-    // Appends: conditioned on the revision and the fence, all events or none.
-    let a = lease(1, "a", 1).fence();
-    store.append(&a, 0, &[event(1), event(2)]).expect("append");
-    let stale = store.append(&a, 1, &[event(2)]).expect_err("stale");
-    assert!(
-        matches!(
-            stale,
-            StoreError::RevisionMismatch {
-                expected: 1,
-                actual: 2
-            }
-        ),
-        "{stale}"
-    );
-    let read: Vec<u64> = store
-        .read_after(0, 100)
-        .expect("read")
-        .iter()
-        .map(|e| e.revision)
-        .collect();
-    assert_eq!(read, vec![1, 2]);
-    let read: Vec<u64> = store
-        .read_after(1, 100)
-        .expect("read")
-        .iter()
-        .map(|e| e.revision)
-        .collect();
-    assert_eq!(read, vec![2]);
-    assert_eq!(store.read_after(0, 1).expect("read").len(), 1, "limit");
-
-    // A takeover fences the old leader off, even at the right revision.
-    store
-        .write_lease(Some(&lease(1, "a", 1)), &lease(2, "b", 0))
-        .expect("takeover");
-    let err = store.append(&a, 2, &[event(3)]).expect_err("fenced");
-    assert!(matches!(err, StoreError::ConditionFailed(_)), "{err}");
-    assert!(err.to_string().contains("fenced off"), "{err}");
-    assert_eq!(store.revision().expect("revision"), 2);
-    store
-        .append(&lease(2, "b", 0).fence(), 2, &[event(3)])
-        .expect("the new leader appends");
-    assert_eq!(store.revision().expect("revision"), 3);
-    assert_eq!(store.read_lease().expect("read"), Some(lease(2, "b", 0)));
-    // A released lease admits nobody.
-    let released = Lease {
-        epoch: 2,
-        holder: String::new(),
-        address: String::new(),
-        renewal: 1,
-    };
-    store
-        .write_lease(Some(&lease(2, "b", 0)), &released)
-        .expect("release");
-    assert_eq!(store.read_lease().expect("read"), Some(released));
-    let err = store
-        .append(&lease(2, "b", 0).fence(), 3, &[event(4)])
-        .expect_err("released");
-    assert!(matches!(err, StoreError::ConditionFailed(_)), "{err}");
-    assert_eq!(store.load().expect("load").revision(), 3);
-}
 
 #[test]
 fn rocksdb_keeps_the_store_contract() {

@@ -1,0 +1,243 @@
+//! The simulations' store: the [`EventStore`] contract kept in memory (what Metasrv's
+//! RocksDB and DynamoDB stores keep on disk and in a table), and the faults a real store
+//! shows, as a wrapper ([`Faulty`]) around any store.
+//!
+//! Both pass `lake_core::store::contract::check` (see `tests/store.rs`), so a simulation
+//! over them exercises the promises the shipped stores make, not a looser copy.
+
+use std::sync::Mutex;
+
+use lake_core::{ChangeEvent, EventStore, Fence, Lease, StoreError};
+
+/// An in-memory [`EventStore`]: one lock makes every check-then-write atomic, as RocksDB's
+/// write lock and DynamoDB's conditional transactions do.
+#[derive(Debug, Default)]
+pub struct SimStore {
+    state: Mutex<State>,
+    /// Most events one append takes (`None`: unbounded); DynamoDB's is 98.
+    max_per_append: Option<usize>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    log: Vec<ChangeEvent>,
+    lease: Option<Lease>,
+}
+
+impl SimStore {
+    /// An empty store whose appends take at most `max` events, like a backend with a
+    /// transaction limit.
+    pub fn with_max_per_append(max: usize) -> Self {
+        Self {
+            max_per_append: Some(max),
+            ..Self::default()
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Every event appended so far, in order (for checkers).
+    pub fn log(&self) -> Vec<ChangeEvent> {
+        self.state().log.clone()
+    }
+}
+
+impl EventStore for SimStore {
+    fn append(
+        &self,
+        fence: &Fence,
+        base_revision: u64,
+        events: &[ChangeEvent],
+    ) -> Result<(), StoreError> {
+        if self.max_per_append.is_some_and(|max| events.len() > max) {
+            return Err(StoreError::Refused(format!(
+                "{} events in one append; at most {}",
+                events.len(),
+                self.max_per_append.unwrap_or_default()
+            )));
+        }
+        let mut state = self.state();
+        if !fence.admits(state.lease.as_ref()) {
+            return Err(StoreError::ConditionFailed(format!(
+                "the write of leader {} (epoch {}) is fenced off: the lease is now {:?}",
+                fence.holder, fence.epoch, state.lease
+            )));
+        }
+        let actual = state.log.len() as u64;
+        if actual != base_revision {
+            return Err(StoreError::RevisionMismatch {
+                expected: base_revision,
+                actual,
+            });
+        }
+        if let Some((i, bad)) = events
+            .iter()
+            .enumerate()
+            .find(|(i, e)| e.revision != base_revision + 1 + *i as u64)
+        {
+            return Err(StoreError::Refused(format!(
+                "event {i} of the append has revision {}, expected {}",
+                bad.revision,
+                base_revision + 1 + i as u64
+            )));
+        }
+        state.log.extend_from_slice(events);
+        Ok(())
+    }
+
+    fn read_lease(&self) -> Result<Option<Lease>, StoreError> {
+        Ok(self.state().lease.clone())
+    }
+
+    fn write_lease(&self, expected: Option<&Lease>, lease: &Lease) -> Result<(), StoreError> {
+        let mut state = self.state();
+        if state.lease.as_ref() != expected {
+            return Err(StoreError::ConditionFailed(format!(
+                "the lease is {:?}, the write expected {expected:?}",
+                state.lease
+            )));
+        }
+        state.lease = Some(lease.clone());
+        Ok(())
+    }
+
+    fn read_after(&self, after: u64, limit: usize) -> Result<Vec<ChangeEvent>, StoreError> {
+        let state = self.state();
+        let start = usize::try_from(after)
+            .unwrap_or(usize::MAX)
+            .min(state.log.len());
+        Ok(state.log[start..].iter().take(limit).cloned().collect())
+    }
+
+    fn revision(&self) -> Result<u64, StoreError> {
+        Ok(self.state().log.len() as u64)
+    }
+
+    fn max_events_per_append(&self) -> usize {
+        self.max_per_append.unwrap_or(usize::MAX)
+    }
+}
+
+/// What the next calls of a [`Faulty`] store do wrong; each count is used up one call at
+/// a time.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// Writes (appends and lease writes) refused before applying, as a throttled store
+    /// does: [`StoreError::Refused`], definitely not written.
+    pub throttle_writes: u32,
+    /// Writes that apply and then lose their answer: [`StoreError::Io`], outcome unknown
+    /// to the caller although the store holds the write.
+    pub lose_answers: u32,
+    /// Reads that fail with [`StoreError::Io`].
+    pub fail_reads: u32,
+}
+
+/// A store wrapper that injects [`Faults`]; with none set it is the inner store.
+#[derive(Debug, Default)]
+pub struct Faulty<S> {
+    inner: S,
+    faults: Mutex<Faults>,
+}
+
+impl<S: EventStore> Faulty<S> {
+    /// Wraps `inner` with no faults set.
+    pub fn new(inner: S) -> Self {
+        Self {
+            inner,
+            faults: Mutex::new(Faults::default()),
+        }
+    }
+
+    /// Sets the faults of the next calls (replacing any left).
+    pub fn set(&self, faults: Faults) {
+        *self.faults.lock().unwrap_or_else(|p| p.into_inner()) = faults;
+    }
+
+    /// The faults not used yet.
+    pub fn left(&self) -> Faults {
+        self.faults
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The wrapped store.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// Takes one fault of the kind `pick` selects, if any is left.
+    fn take(&self, pick: impl FnOnce(&mut Faults) -> &mut u32) -> bool {
+        let mut faults = self.faults.lock().unwrap_or_else(|p| p.into_inner());
+        let count = pick(&mut faults);
+        if *count == 0 {
+            return false;
+        }
+        *count -= 1;
+        true
+    }
+
+    /// Runs a write through the throttling and lost-answer faults.
+    fn write(
+        &self,
+        what: &str,
+        apply: impl FnOnce() -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        if self.take(|f| &mut f.throttle_writes) {
+            return Err(StoreError::Refused(format!(
+                "{what}: throttled (simulated)"
+            )));
+        }
+        apply()?;
+        if self.take(|f| &mut f.lose_answers) {
+            return Err(StoreError::Io(format!(
+                "{what}: the answer was lost after the write applied (simulated)"
+            )));
+        }
+        Ok(())
+    }
+
+    fn read<T>(
+        &self,
+        what: &str,
+        read: impl FnOnce() -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        if self.take(|f| &mut f.fail_reads) {
+            return Err(StoreError::Io(format!("{what}: read failed (simulated)")));
+        }
+        read()
+    }
+}
+
+impl<S: EventStore> EventStore for Faulty<S> {
+    fn append(
+        &self,
+        fence: &Fence,
+        base_revision: u64,
+        events: &[ChangeEvent],
+    ) -> Result<(), StoreError> {
+        self.write("append", || self.inner.append(fence, base_revision, events))
+    }
+
+    fn read_lease(&self) -> Result<Option<Lease>, StoreError> {
+        self.read("read_lease", || self.inner.read_lease())
+    }
+
+    fn write_lease(&self, expected: Option<&Lease>, lease: &Lease) -> Result<(), StoreError> {
+        self.write("write_lease", || self.inner.write_lease(expected, lease))
+    }
+
+    fn read_after(&self, after: u64, limit: usize) -> Result<Vec<ChangeEvent>, StoreError> {
+        self.read("read_after", || self.inner.read_after(after, limit))
+    }
+
+    fn revision(&self) -> Result<u64, StoreError> {
+        self.read("revision", || self.inner.revision())
+    }
+
+    fn max_events_per_append(&self) -> usize {
+        self.inner.max_events_per_append()
+    }
+}
