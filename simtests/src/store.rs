@@ -16,6 +16,8 @@ pub struct SimStore {
     state: Mutex<State>,
     /// Most events one append takes (`None`: unbounded); DynamoDB's is 98.
     max_per_append: Option<usize>,
+    /// A planted bug ([`Self::skipping_fence`]).
+    skip_fence: bool,
 }
 
 #[derive(Debug, Default)]
@@ -30,6 +32,15 @@ impl SimStore {
     pub fn with_max_per_append(max: usize) -> Self {
         Self {
             max_per_append: Some(max),
+            ..Self::default()
+        }
+    }
+
+    /// A store with a planted bug: it applies an append whatever the lease says (the fence
+    /// is not checked), so a test can prove the fencing checker catches it.
+    pub fn skipping_fence() -> Self {
+        Self {
+            skip_fence: true,
             ..Self::default()
         }
     }
@@ -59,7 +70,7 @@ impl EventStore for SimStore {
             )));
         }
         let mut state = self.state();
-        if !fence.admits(state.lease.as_ref()) {
+        if !self.skip_fence && !fence.admits(state.lease.as_ref()) {
             return Err(StoreError::ConditionFailed(format!(
                 "the write of leader {} (epoch {}) is fenced off: the lease is now {:?}",
                 fence.holder, fence.epoch, state.lease

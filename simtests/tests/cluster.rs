@@ -31,12 +31,14 @@ use std::time::Duration;
 
 use futures::channel::{mpsc, oneshot};
 use futures::{FutureExt, StreamExt};
+use lake_core::EventStore;
 use lake_core::commit::{Applied, Coordinator, Input, Mutation, Output, Reply};
 use lake_core::election::{Election, ElectionConfig, ElectionInput, ElectionOutput, Fence, Lease};
 use lake_core::{
     CacheInput, CacheOutput, CatalogCache, ChangeEvent, CommitError, ManifestRef, Registry,
     WriteOutcome,
 };
+use lake_simtests::store::{Faults as StoreFaults, Faulty, SimStore};
 use madsim::rand::{Rng, thread_rng};
 use madsim::time::{Instant, sleep};
 
@@ -120,14 +122,13 @@ struct Read {
 
 /// The simulated world: the store, the network, the clocks and what checkers need.
 struct World {
-    bugs: Bugs,
     faults: Faults,
     started: Instant,
     /// Per endpoint (nodes, then replicas): clock offset in ms and drift per mille.
     clocks: Vec<(i64, i64)>,
-    // The store: one lease record and the event log.
-    lease: Option<Lease>,
-    log: Vec<ChangeEvent>,
+    /// The store: the same contract as Metasrv's RocksDB and DynamoDB stores, with the
+    /// seed's faults injected per call.
+    store: Faulty<SimStore>,
     // The network.
     blocked: BTreeSet<(usize, usize)>,
     inboxes: Vec<Option<mpsc::UnboundedSender<Request>>>,
@@ -153,7 +154,12 @@ impl World {
     }
 
     fn registry(&self) -> Registry {
-        Registry::from_log(&self.log).expect("the durable log replays")
+        self.store.load().expect("the durable log replays")
+    }
+
+    /// The store's revision (the length of the log).
+    fn revision(&self) -> u64 {
+        self.store.revision().expect("the simulated store reads")
     }
 
     fn record(&mut self, what: impl Hash) {
@@ -219,18 +225,26 @@ async fn store_call(world: Shared, node: usize, op: StoreOp) -> Option<StoreAnsw
     let answer = {
         let mut w = world.borrow_mut();
         let throttled = chance(w.faults.store_throttle);
-        match op {
-            StoreOp::ReadLease => StoreAnswer::Lease(w.lease.clone()),
+        w.store.set(StoreFaults {
+            throttle_writes: u32::from(throttled),
+            ..StoreFaults::default()
+        });
+        let reads = "the simulated store reads";
+        let answer = match op {
+            StoreOp::ReadLease => StoreAnswer::Lease(w.store.read_lease().expect(reads)),
             StoreOp::ReadLog { after } => {
-                StoreAnswer::Log(w.log.get(after as usize..).unwrap_or_default().to_vec())
+                StoreAnswer::Log(w.store.read_after(after, usize::MAX).expect(reads))
             }
             StoreOp::WriteLease { expected, lease } => {
-                if throttled || w.lease != expected {
-                    StoreAnswer::Written(Err(WriteOutcome::NotWritten))
-                } else {
-                    w.record(("lease", &lease));
-                    w.lease = Some(lease);
-                    StoreAnswer::Written(Ok(()))
+                match w.store.write_lease(expected.as_ref(), &lease) {
+                    Ok(()) => {
+                        w.record(("lease", &lease));
+                        StoreAnswer::Written(Ok(()))
+                    }
+                    Err(e) => {
+                        assert!(e.not_written(), "{e}");
+                        StoreAnswer::Written(Err(WriteOutcome::NotWritten))
+                    }
                 }
             }
             StoreOp::Append {
@@ -238,26 +252,28 @@ async fn store_call(world: Shared, node: usize, op: StoreOp) -> Option<StoreAnsw
                 base_revision,
                 events,
             } => {
-                let fenced = fence.admits(w.lease.as_ref());
-                if throttled
-                    || w.log.len() as u64 != base_revision
-                    || (!fenced && !w.bugs.skip_fence)
-                {
-                    StoreAnswer::Written(Err(WriteOutcome::NotWritten))
-                } else {
-                    if !fenced {
-                        let message = format!(
-                            "a write of epoch {} by {} applied while the lease is {:?}",
-                            fence.epoch, fence.holder, w.lease
-                        );
-                        w.violations.push(message);
+                let lease = w.store.read_lease().expect(reads);
+                match w.store.append(&fence, base_revision, &events) {
+                    Ok(()) => {
+                        if !fence.admits(lease.as_ref()) {
+                            let message = format!(
+                                "a write of epoch {} by {} applied while the lease is {lease:?}",
+                                fence.epoch, fence.holder
+                            );
+                            w.violations.push(message);
+                        }
+                        w.record(("append", fence.epoch, base_revision, events.len()));
+                        StoreAnswer::Written(Ok(()))
                     }
-                    w.record(("append", fence.epoch, base_revision, events.len()));
-                    w.log.extend(events);
-                    StoreAnswer::Written(Ok(()))
+                    Err(e) => {
+                        assert!(e.not_written(), "{e}");
+                        StoreAnswer::Written(Err(WriteOutcome::NotWritten))
+                    }
                 }
             }
-        }
+        };
+        w.store.set(StoreFaults::default());
+        answer
     };
     let lost =
         chance(world.borrow().faults.store_lose_response) || !world.borrow().link_up(STORE, node);
@@ -886,7 +902,7 @@ async fn replica(
             },
             _ = sleep(Duration::from_millis(200)).fuse() => {
                 // Idle: learn the store's revision, as a replica polling Metasrv would.
-                let want = world.borrow().log.len() as u64;
+                let want = world.borrow().revision();
                 inputs.push(CacheInput::NeedRevision(want));
             }
         }
@@ -921,7 +937,7 @@ async fn replica(
                 i += 1;
             }
         }
-        if *done.borrow() && cache.revision() == world.borrow().log.len() as u64 {
+        if *done.borrow() && cache.revision() == world.borrow().revision() {
             let registry = cache.read(0).expect("read").clone();
             world.borrow_mut().replica_final[index] = Some(registry);
             return;
@@ -961,12 +977,14 @@ async fn simulate(bugs: Bugs) -> Outcome {
         read_rx.push(rx);
     }
     let world: Shared = Rc::new(RefCell::new(World {
-        bugs,
         faults: Faults::default(),
         started: Instant::now(),
         clocks,
-        lease: None,
-        log: Vec::new(),
+        store: Faulty::new(if bugs.skip_fence {
+            SimStore::skipping_fence()
+        } else {
+            SimStore::default()
+        }),
         blocked: BTreeSet::new(),
         inboxes: vec![None; NODES],
         streams,
@@ -1070,14 +1088,14 @@ async fn simulate(bugs: Bugs) -> Outcome {
                 "no convergence within {LIVENESS_BOUND:?} of simulated time ({faults:?}): {} of {} operations acknowledged, log at revision {}, replicas finished {:?}, nodes (leading, lease seen) {leaders:?}",
                 w.acked.len(),
                 WRITERS * OPS_PER_WRITER,
-                w.log.len(),
+                w.revision(),
                 w.replica_final.iter().map(Option::is_some).collect::<Vec<_>>(),
             )
         });
     let w = world.borrow();
     check(&w, &tables);
     let mut trace = w.trace.clone();
-    w.log.len().hash(&mut trace);
+    w.revision().hash(&mut trace);
     Outcome {
         trace: trace.finish(),
         reads_served: w.reads_served,
