@@ -350,6 +350,9 @@ impl Metasrv {
     }
 }
 
+/// How long a leader waits before it reads its log again after a failed read.
+const LOAD_RETRY: Duration = Duration::from_millis(100);
+
 /// How long a request waits for this node to be elected before it is refused.
 const ELECTION_WAIT: Duration = Duration::from_secs(10);
 
@@ -388,6 +391,7 @@ enum Event {
     Loaded {
         term: u64,
         reconcile: bool,
+        after: u64,
         result: Result<Vec<ChangeEvent>, StoreError>,
     },
     Tick,
@@ -666,22 +670,49 @@ impl Driver {
             move |result| Event::Loaded {
                 term,
                 reconcile,
+                after,
                 result,
             },
         );
     }
 
-    fn loaded(&mut self, term: u64, reconcile: bool, result: Result<Vec<ChangeEvent>, StoreError>) {
+    /// [`Self::load`] after [`LOAD_RETRY`].
+    fn load_later(&self, term: u64, reconcile: bool, after: u64) {
+        let store = self.store.clone();
+        let answers = self.answers.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(LOAD_RETRY).await;
+            let result = tokio::task::spawn_blocking(move || store.read_after(after, usize::MAX))
+                .await
+                .unwrap_or_else(|e| Err(StoreError::Io(format!("store read task: {e}"))));
+            let _ = answers.send(Event::Loaded {
+                term,
+                reconcile,
+                after,
+                result,
+            });
+        });
+    }
+
+    fn loaded(
+        &mut self,
+        term: u64,
+        reconcile: bool,
+        after: u64,
+        result: Result<Vec<ChangeEvent>, StoreError>,
+    ) {
         if !self.serves(term) {
             return;
         }
         let events = match result {
             Ok(events) => events,
             Err(error) => {
-                // Serving from a view that may be stale is not allowed: give the
-                // leadership up and let the election retry (here or on another node).
-                tracing::error!(%error, "metasrv cannot read its store; resigning the epoch");
-                self.step_down();
+                // Nothing is served from a view that may be stale: the term waits (its
+                // requests queued) and reads again while the election still leads. Giving
+                // up the term here would leave the election leading a node that never
+                // serves, as nothing would elect it again.
+                tracing::warn!(%error, reconcile, "metasrv cannot read its store; reading again");
+                self.load_later(term, reconcile, after);
                 return;
             }
         };
@@ -778,8 +809,9 @@ async fn drive(
             Event::Loaded {
                 term,
                 reconcile,
+                after,
                 result,
-            } => driver.loaded(term, reconcile, result),
+            } => driver.loaded(term, reconcile, after, result),
             Event::Tick => {}
         }
         if let Some(done) = driver.stopping.take() {

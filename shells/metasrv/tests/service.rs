@@ -481,3 +481,66 @@ async fn grants_go_through_the_log_to_watchers_and_replay_from_the_store() {
         Some(Privilege::Read)
     );
 }
+
+/// A RocksDB store whose first `fail` log reads fail with an I/O error.
+struct FlakyReads {
+    inner: RocksStore,
+    fail: std::sync::atomic::AtomicU32,
+}
+
+impl EventStore for FlakyReads {
+    fn append(
+        &self,
+        fence: &lake_core::Fence,
+        base_revision: u64,
+        events: &[lake_core::ChangeEvent],
+    ) -> Result<(), StoreError> {
+        self.inner.append(fence, base_revision, events)
+    }
+    fn read_lease(&self) -> Result<Option<lake_core::Lease>, StoreError> {
+        self.inner.read_lease()
+    }
+    fn write_lease(
+        &self,
+        expected: Option<&lake_core::Lease>,
+        lease: &lake_core::Lease,
+    ) -> Result<(), StoreError> {
+        self.inner.write_lease(expected, lease)
+    }
+    fn read_after(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<lake_core::ChangeEvent>, StoreError> {
+        let left = self.fail.load(std::sync::atomic::Ordering::SeqCst);
+        if left > 0 {
+            self.fail
+                .store(left - 1, std::sync::atomic::Ordering::SeqCst);
+            return Err(StoreError::Io("simulated read failure".into()));
+        }
+        self.inner.read_after(after, limit)
+    }
+    fn revision(&self) -> Result<u64, StoreError> {
+        self.inner.revision()
+    }
+}
+
+/// A leader whose first reads of the log fail (the load after its election) reads again
+/// and serves, instead of holding the lease without serving until it is lost. (Found by
+/// comparing the shell's node driver with the simulation's: the shell dropped its serving
+/// term while the election still led, so nothing ever elected it again.)
+#[tokio::test]
+async fn a_leader_whose_log_read_fails_reads_again_and_serves() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(FlakyReads {
+        inner: RocksStore::open(dir.path()).expect("open"),
+        fail: std::sync::atomic::AtomicU32::new(3),
+    });
+    let metasrv = Metasrv::start(store.clone()).expect("start");
+    let reply = tokio::time::timeout(Duration::from_secs(8), metasrv.mutate(namespace("ns")))
+        .await
+        .expect("served within the election wait")
+        .expect("the namespace is created");
+    assert_eq!(reply.revision, 1);
+    assert_eq!(store.fail.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
