@@ -235,7 +235,14 @@ impl ObjectStore for GrantedStore {
             return Err(not_supported("a conditional PUT"));
         }
         let signed = self.call(self.request(location, StageOp::SignPut)).await?;
+        let upload_id = signed.upload_id.clone();
         let e_tag = self.put_url(signed, payload).await?;
+        // The replica verifies the bytes against their address and puts them in place.
+        let complete = StageRequest {
+            upload_id,
+            ..self.request(location, StageOp::Complete)
+        };
+        self.call(complete).await?;
         Ok(PutResult {
             e_tag: Some(e_tag),
             version: None,

@@ -992,17 +992,62 @@ const UPLOAD_ID_MAX: usize = 1024;
 /// Longest part ETag a [`StageRequest`] may carry, in bytes.
 const ETAG_MAX: usize = 1024;
 
+/// An upload a [`StageRequest`] names by its `upload_id`: `put.<token>` for a single PUT
+/// to `<stage>/incoming/<sha256>/<token>`, `mp.<id>` for S3 multipart upload `<id>` of the
+/// object itself.
+enum Upload {
+    Put(String),
+    Multipart(String),
+}
+
+impl Upload {
+    fn parse(upload_id: &str) -> Result<Self, SdkError> {
+        let bad = || {
+            SdkError::InvalidArgument(format!(
+                "upload id of {} bytes is not one this replica handed out (put.<token> or mp.<id>, at most {UPLOAD_ID_MAX} bytes)",
+                upload_id.len()
+            ))
+        };
+        if upload_id.len() > UPLOAD_ID_MAX {
+            return Err(bad());
+        }
+        if let Some(token) = upload_id.strip_prefix("put.") {
+            if token.is_empty() || token.len() > 64 || !token.bytes().all(|b| b.is_ascii_hexdigit())
+            {
+                return Err(bad());
+            }
+            return Ok(Self::Put(token.to_string()));
+        }
+        match upload_id.strip_prefix("mp.") {
+            Some(id) if !id.is_empty() => Ok(Self::Multipart(id.to_string())),
+            _ => Err(bad()),
+        }
+    }
+}
+
 impl Stage {
     /// Answers a [`StageRequest`] for a client that reaches this stage through a Query
-    /// replica, with this stage's (the replica's) credentials: presigned URLs for the one
-    /// object `<stage>/sha256/<request.sha256>`, or the multipart create/complete/abort
-    /// done here. The caller (the replica) has checked the client's grants and that
-    /// `request.stage_uri` is this stage.
+    /// replica, with this stage's (the replica's) credentials. The caller (the replica)
+    /// has checked the client's grants and that `request.stage_uri` is this stage.
+    ///
+    /// Every object at `<stage>/sha256/<h>` is verified to hash to `h` before anyone may
+    /// rely on it, and none is ever replaced:
+    /// * a single PUT goes to `<stage>/incoming/<h>/<token>`; [`StageOp::Complete`] hashes
+    ///   it here and copies it into place only if it hashes to `h` (S3's own check of the
+    ///   signed `x-amz-checksum-sha256` refuses wrong bytes earlier);
+    /// * a multipart upload is created only while no object is at the address, completed
+    ///   (by the replica) only while there is still none, then hashed in place and deleted
+    ///   if it does not hash to `h`.
+    ///
+    /// Hashing reads the object once from the store (the replica's bandwidth, never the
+    /// client's bytes).
     ///
     /// # Errors
     /// [`SdkError::InvalidArgument`] naming the field that is malformed or past its bound
     /// (sha256 not 64 lowercase hex digits; part number outside 1..=10,000; an upload id
-    /// or ETag over 1,024 bytes; more than 10,000 ETags; a URL lifetime over 7 days);
+    /// this replica did not hand out; ETags over 1,024 bytes or more than 10,000; a
+    /// lifetime for anything but a GET URL, or over 7 days), an object already at the
+    /// address (uploads), or uploaded bytes that do not hash to the address;
     /// [`SdkError::Unsupported`] on a local-filesystem stage (no URLs);
     /// [`SdkError::Storage`] when the store fails.
     pub async fn serve(&self, request: &StageRequest) -> Result<StageResponse, SdkError> {
@@ -1018,30 +1063,36 @@ impl Stage {
                 request.sha256.chars().take(80).collect::<String>()
             )));
         }
-        let expires = match request.expires_secs {
-            0 => Duration::from_secs(STAGE_URL_TTL_SECS),
-            secs if Duration::from_secs(secs) <= PRESIGN_MAX => Duration::from_secs(secs),
-            secs => {
+        let op = StageOp::try_from(request.op)
+            .map_err(|_| SdkError::InvalidArgument(format!("unknown stage op {}", request.op)))?;
+        let expires = match (request.expires_secs, op) {
+            (0, _) => Duration::from_secs(STAGE_URL_TTL_SECS),
+            (secs, StageOp::SignGet) if Duration::from_secs(secs) <= PRESIGN_MAX => {
+                Duration::from_secs(secs)
+            }
+            (secs, StageOp::SignGet) => {
                 return Err(SdkError::InvalidArgument(format!(
                     "a presigned URL lives at most 7 days ({} s); {secs} s requested",
                     PRESIGN_MAX.as_secs()
                 )));
             }
-        };
-        let upload_id = || {
-            if request.upload_id.is_empty() || request.upload_id.len() > UPLOAD_ID_MAX {
+            (secs, _) => {
                 return Err(SdkError::InvalidArgument(format!(
-                    "upload id of {} bytes: give the id CreateMultipart answered (1..={UPLOAD_ID_MAX} bytes)",
-                    request.upload_id.len()
+                    "only GET URLs take a lifetime ({secs} s requested): upload URLs live {STAGE_URL_TTL_SECS} s, so a revoke soon stops them"
                 )));
             }
-            Ok(request.upload_id.clone())
         };
         let key = self.key(&request.sha256);
         let uri = self.object_uri(&key);
-        let op = StageOp::try_from(request.op)
-            .map_err(|_| SdkError::InvalidArgument(format!("unknown stage op {}", request.op)))?;
-        let sign = |method: http::Method,
+        let incoming = |token: &str| {
+            self.prefix
+                .clone()
+                .join("incoming")
+                .join(request.sha256.as_str())
+                .join(token)
+        };
+        let sign = |key: Path,
+                    method: http::Method,
                     query: Vec<(String, String)>,
                     headers: &std::collections::HashMap<String, String>| {
             let mut options = object_store::signer::SignedUrlOptions::default().with_query(query);
@@ -1053,12 +1104,20 @@ impl Stage {
                     options = options.with_signed_header(name, value);
                 }
             }
-            let key = key.clone();
             let s3 = s3.clone();
             async move {
                 s3.signed_url_opts(method, &key, expires, &options)
                     .await
                     .map(|u| u.to_string())
+            }
+        };
+        let absent = || async {
+            match s3.head(&key).await {
+                Ok(_) => Err(SdkError::InvalidArgument(format!(
+                    "{uri} is already on the stage, verified: an object is never replaced (there is nothing to upload)"
+                ))),
+                Err(object_store::Error::NotFound { .. }) => Ok(()),
+                Err(e) => Err(storage(&uri, e)),
             }
         };
         let mut answer = StageResponse::default();
@@ -1073,29 +1132,43 @@ impl Stage {
                 Err(e) => return Err(storage(&uri, e)),
             },
             StageOp::SignGet => {
-                answer.url = sign(http::Method::GET, Vec::new(), &answer.headers)
+                answer.url = sign(key.clone(), http::Method::GET, Vec::new(), &answer.headers)
                     .await
                     .map_err(|e| storage(&uri, e))?;
             }
             StageOp::SignPut => {
-                // S3 checks the whole object's SHA-256 against this signed header, so a
-                // PUT cannot store bytes under another content address.
+                absent().await?;
+                let token = format!("{:032x}", rand::random::<u128>());
+                // S3 checks the whole object's SHA-256 against this signed header.
                 answer.headers.insert(
                     "x-amz-checksum-sha256".into(),
                     sha256_base64(&request.sha256),
                 );
-                answer.url = sign(http::Method::PUT, Vec::new(), &answer.headers)
-                    .await
-                    .map_err(|e| storage(&uri, e))?;
+                answer.url = sign(
+                    incoming(&token),
+                    http::Method::PUT,
+                    Vec::new(),
+                    &answer.headers,
+                )
+                .await
+                .map_err(|e| storage(&uri, e))?;
+                answer.upload_id = format!("put.{token}");
             }
             StageOp::CreateMultipart => {
-                answer.upload_id = s3
+                absent().await?;
+                let id = s3
                     .create_multipart(&key)
                     .await
                     .map_err(|e| storage(&uri, e))?;
+                answer.upload_id = format!("mp.{id}");
             }
             StageOp::SignPart => {
-                let id = upload_id()?;
+                let Upload::Multipart(id) = Upload::parse(&request.upload_id)? else {
+                    return Err(SdkError::InvalidArgument(
+                        "parts belong to a multipart upload (mp.<id>); a single PUT has none"
+                            .into(),
+                    ));
+                };
                 if request.part_number == 0 || u64::from(request.part_number) > PARTS_MAX {
                     return Err(SdkError::InvalidArgument(format!(
                         "part number {} is outside 1..={PARTS_MAX}",
@@ -1106,43 +1179,110 @@ impl Stage {
                     ("partNumber".to_string(), request.part_number.to_string()),
                     ("uploadId".to_string(), id),
                 ];
-                answer.url = sign(http::Method::PUT, query, &answer.headers)
+                answer.url = sign(key.clone(), http::Method::PUT, query, &answer.headers)
                     .await
                     .map_err(|e| storage(&uri, e))?;
             }
-            StageOp::Complete => {
-                let id = upload_id()?;
-                if request.etags.is_empty() || request.etags.len() as u64 > PARTS_MAX {
-                    return Err(SdkError::InvalidArgument(format!(
-                        "{} part ETags: an upload completes from 1..={PARTS_MAX}",
-                        request.etags.len()
-                    )));
+            StageOp::Complete => match Upload::parse(&request.upload_id)? {
+                Upload::Put(token) => {
+                    let staged = incoming(&token);
+                    let placed = async {
+                        self.verify(s3, &staged, &request.sha256).await?;
+                        match s3.head(&key).await {
+                            // The same bytes, verified, are there already.
+                            Ok(_) => Ok(()),
+                            Err(object_store::Error::NotFound { .. }) => {
+                                s3.copy(&staged, &key).await.map_err(|e| storage(&uri, e))
+                            }
+                            Err(e) => Err(storage(&uri, e)),
+                        }
+                    }
+                    .await;
+                    if let Err(e) = s3.delete(&staged).await {
+                        tracing::warn!(uri, error = %e, "could not delete a staged upload");
+                    }
+                    placed?;
                 }
-                if let Some(long) = request.etags.iter().find(|e| e.len() > ETAG_MAX) {
-                    return Err(SdkError::InvalidArgument(format!(
-                        "a part ETag of {} bytes; at most {ETAG_MAX}",
-                        long.len()
-                    )));
+                Upload::Multipart(id) => {
+                    if request.etags.is_empty() || request.etags.len() as u64 > PARTS_MAX {
+                        return Err(SdkError::InvalidArgument(format!(
+                            "{} part ETags: an upload completes from 1..={PARTS_MAX}",
+                            request.etags.len()
+                        )));
+                    }
+                    if let Some(long) = request.etags.iter().find(|e| e.len() > ETAG_MAX) {
+                        return Err(SdkError::InvalidArgument(format!(
+                            "a part ETag of {} bytes; at most {ETAG_MAX}",
+                            long.len()
+                        )));
+                    }
+                    match s3.head(&key).await {
+                        // Another upload of the same bytes finished first, verified: this
+                        // one is not needed (and never replaces it).
+                        Ok(_) => {
+                            let _ = s3.abort_multipart(&key, &id).await;
+                            return Ok(answer);
+                        }
+                        Err(object_store::Error::NotFound { .. }) => {}
+                        Err(e) => return Err(storage(&uri, e)),
+                    }
+                    let parts = request
+                        .etags
+                        .iter()
+                        .map(|content_id| PartId {
+                            content_id: content_id.clone(),
+                        })
+                        .collect();
+                    s3.complete_multipart(&key, &id, parts)
+                        .await
+                        .map_err(|e| storage(&uri, e))?;
+                    if let Err(e) = self.verify(s3, &key, &request.sha256).await {
+                        if let Err(delete) = s3.delete(&key).await {
+                            tracing::warn!(uri, error = %delete, "could not delete an object that failed verification");
+                        }
+                        return Err(e);
+                    }
                 }
-                let parts = request
-                    .etags
-                    .iter()
-                    .map(|content_id| PartId {
-                        content_id: content_id.clone(),
-                    })
-                    .collect();
-                s3.complete_multipart(&key, &id, parts)
+            },
+            StageOp::Abort => match Upload::parse(&request.upload_id)? {
+                Upload::Put(token) => s3
+                    .delete(&incoming(&token))
                     .await
-                    .map_err(|e| storage(&uri, e))?;
-            }
-            StageOp::Abort => {
-                let id = upload_id()?;
-                s3.abort_multipart(&key, &id)
+                    .map_err(|e| storage(&uri, e))?,
+                Upload::Multipart(id) => s3
+                    .abort_multipart(&key, &id)
                     .await
-                    .map_err(|e| storage(&uri, e))?;
-            }
+                    .map_err(|e| storage(&uri, e))?,
+            },
         }
         Ok(answer)
+    }
+
+    /// Reads the object at `key` once and checks that it hashes to `sha256`.
+    ///
+    /// # Errors
+    /// [`SdkError::InvalidArgument`] naming both hashes; [`SdkError::Storage`].
+    async fn verify(&self, s3: &AmazonS3, key: &Path, sha256: &str) -> Result<(), SdkError> {
+        let uri = self.object_uri(key);
+        let mut stream = s3
+            .get(key)
+            .await
+            .map_err(|e| read_error(&uri, e))?
+            .into_stream();
+        let mut hasher = Sha256::new();
+        let mut size = 0u64;
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| storage(&uri, e))?;
+            size += chunk.len() as u64;
+            hasher.update(&chunk);
+        }
+        let got = hex(&hasher.finalize());
+        if got != sha256 {
+            return Err(SdkError::InvalidArgument(format!(
+                "the uploaded {size} bytes hash to sha256 {got}, not to the address {sha256}: nothing was stored"
+            )));
+        }
+        Ok(())
     }
 }
 

@@ -118,13 +118,16 @@ pub enum StageOp {
     Head = 0,
     /// A presigned GET URL of the object (reads send their own `Range` header).
     SignGet = 1,
-    /// A presigned PUT URL for the whole object (uploads of one part).
+    /// A presigned PUT URL for the whole object (uploads of one part) and its `upload_id`
+    /// (`put.<token>`); the bytes land in a staging key until [`StageOp::Complete`].
     SignPut = 2,
-    /// Starts a multipart upload of the object; answers its `upload_id`.
+    /// Starts a multipart upload of the object; answers its `upload_id` (`mp.<id>`).
     CreateMultipart = 3,
     /// A presigned `UploadPart` URL for part `part_number` (1..=10,000) of `upload_id`.
     SignPart = 4,
-    /// Completes `upload_id` from the parts' ETags, in part order.
+    /// Completes `upload_id`: a multipart upload from the parts' ETags, in part order, or
+    /// a single PUT (no ETags). The replica then hashes the object and keeps it only if it
+    /// hashes to its address; an object at the address is never replaced.
     Complete = 5,
     /// Aborts `upload_id`.
     Abort = 6,
@@ -154,8 +157,9 @@ pub struct StageRequest {
     /// 1,024 bytes each.
     #[prost(string, repeated, tag = "6")]
     pub etags: Vec<String>,
-    /// How long a presigned URL is to stay valid, in seconds: 0 means
-    /// [`STAGE_URL_TTL_SECS`]; at most 7 days (the SigV4 limit).
+    /// How long a presigned GET URL is to stay valid, in seconds: 0 means
+    /// [`STAGE_URL_TTL_SECS`]; at most 7 days (the SigV4 limit). Upload URLs always live
+    /// [`STAGE_URL_TTL_SECS`] (a nonzero value is refused for them).
     #[prost(uint64, tag = "7")]
     pub expires_secs: u64,
 }
@@ -176,7 +180,7 @@ pub struct StageResponse {
     /// [`StageOp::SignPart`]), valid for [`StageRequest::expires_secs`].
     #[prost(string, tag = "4")]
     pub url: String,
-    /// [`StageOp::CreateMultipart`]: the new upload's id.
+    /// [`StageOp::SignPut`], [`StageOp::CreateMultipart`]: the new upload's id.
     #[prost(string, tag = "5")]
     pub upload_id: String,
     /// Headers the request to `url` must carry exactly (they are part of its signature):

@@ -464,7 +464,7 @@ async fn refused_stage_requests(addr: std::net::SocketAddr, stage: &str, sha256:
         (
             StageRequest {
                 op: StageOp::SignPart as i32,
-                upload_id: "some-upload".into(),
+                upload_id: "mp.some-upload".into(),
                 part_number: 0,
                 ..good.clone()
             },
@@ -477,12 +477,29 @@ async fn refused_stage_requests(addr: std::net::SocketAddr, stage: &str, sha256:
                 part_number: 1,
                 ..good.clone()
             },
-            "upload id of 5000 bytes",
+            "upload id of 5000 bytes is not one this replica handed out",
+        ),
+        (
+            StageRequest {
+                op: StageOp::SignPart as i32,
+                upload_id: "some-upload".into(),
+                part_number: 1,
+                ..good.clone()
+            },
+            "is not one this replica handed out (put.<token> or mp.<id>",
         ),
         (
             StageRequest {
                 op: StageOp::Complete as i32,
-                upload_id: "some-upload".into(),
+                upload_id: "put.../../sha256/x".into(),
+                ..good.clone()
+            },
+            "is not one this replica handed out",
+        ),
+        (
+            StageRequest {
+                op: StageOp::Complete as i32,
+                upload_id: "mp.some-upload".into(),
                 etags: vec!["e".into(); 10_001],
                 ..good.clone()
             },
@@ -495,6 +512,30 @@ async fn refused_stage_requests(addr: std::net::SocketAddr, stage: &str, sha256:
                 ..good.clone()
             },
             "at most 7 days",
+        ),
+        (
+            StageRequest {
+                op: StageOp::SignPut as i32,
+                sha256: "cd".repeat(32),
+                expires_secs: 3600,
+                ..good.clone()
+            },
+            "only GET URLs take a lifetime",
+        ),
+        // An object on the stage is never replaced, by a single PUT or a multipart upload.
+        (
+            StageRequest {
+                op: StageOp::SignPut as i32,
+                ..good.clone()
+            },
+            "is already on the stage, verified",
+        ),
+        (
+            StageRequest {
+                op: StageOp::CreateMultipart as i32,
+                ..good.clone()
+            },
+            "is already on the stage, verified",
         ),
         (
             StageRequest {
@@ -545,6 +586,132 @@ async fn refused_stage_requests(addr: std::net::SocketAddr, stage: &str, sha256:
         "the checksum header is not part of the signature: {}",
         put.url
     );
+    assert!(
+        put.url.contains("/incoming/"),
+        "a PUT lands in a staging key: {}",
+        put.url
+    );
+
+    // Bytes that do not hash to their address are never stored: not by a single PUT...
+    let honest = b"bytes someone will upload later".to_vec();
+    let address = {
+        use sha2::Digest;
+        sha2::Sha256::digest(&honest)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let junk = b"junk planted under that address".to_vec();
+    let planted = StageRequest {
+        sha256: address.clone(),
+        ..good.clone()
+    };
+    let put = stage_call(
+        addr,
+        StageRequest {
+            op: StageOp::SignPut as i32,
+            ..planted.clone()
+        },
+    )
+    .await
+    .expect("sign put");
+    let (status, _) = http_put(&put.url, &put.headers, &junk);
+    assert_eq!(status, 200, "moto takes the PUT (it checks no checksum)");
+    let refused = stage_call(
+        addr,
+        StageRequest {
+            op: StageOp::Complete as i32,
+            upload_id: put.upload_id.clone(),
+            ..planted.clone()
+        },
+    )
+    .await
+    .expect_err("junk refused");
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument, "{refused:?}");
+    assert!(
+        refused.message().contains("not to the address"),
+        "{refused:?}"
+    );
+    // ...nor by a multipart upload, which is deleted after the replica hashes it.
+    let created = stage_call(
+        addr,
+        StageRequest {
+            op: StageOp::CreateMultipart as i32,
+            ..planted.clone()
+        },
+    )
+    .await
+    .expect("create multipart");
+    let part = stage_call(
+        addr,
+        StageRequest {
+            op: StageOp::SignPart as i32,
+            upload_id: created.upload_id.clone(),
+            part_number: 1,
+            ..planted.clone()
+        },
+    )
+    .await
+    .expect("sign part");
+    let (status, etag) = http_put(&part.url, &part.headers, &junk);
+    assert_eq!(status, 200);
+    let refused = stage_call(
+        addr,
+        StageRequest {
+            op: StageOp::Complete as i32,
+            upload_id: created.upload_id,
+            etags: vec![etag.expect("ETag")],
+            ..planted.clone()
+        },
+    )
+    .await
+    .expect_err("junk refused");
+    assert!(
+        refused.message().contains("not to the address"),
+        "{refused:?}"
+    );
+    let head = stage_call(
+        addr,
+        StageRequest {
+            op: StageOp::Head as i32,
+            ..planted.clone()
+        },
+    )
+    .await
+    .expect("head");
+    assert!(!head.found, "junk stayed at {address}");
+    // The honest bytes then upload through the same path and are kept.
+    let put = stage_call(
+        addr,
+        StageRequest {
+            op: StageOp::SignPut as i32,
+            ..planted.clone()
+        },
+    )
+    .await
+    .expect("sign put");
+    assert_eq!(http_put(&put.url, &put.headers, &honest).0, 200);
+    stage_call(
+        addr,
+        StageRequest {
+            op: StageOp::Complete as i32,
+            upload_id: put.upload_id,
+            ..planted.clone()
+        },
+    )
+    .await
+    .expect("the honest bytes are kept");
+    let head = stage_call(
+        addr,
+        StageRequest {
+            op: StageOp::Head as i32,
+            ..planted
+        },
+    )
+    .await
+    .expect("head");
+    assert!(head.found && head.size == honest.len() as u64, "{head:?}");
+
     let stage_of_nothing = format!("{}/999999", stage.rsplit_once('/').expect("stage root").0);
     let status = stage_call(
         addr,
@@ -650,9 +817,29 @@ async fn grants_decide_stage_access(metasrv: &Metasrv, bucket: &str, file: &lake
         .expect_err("a stranger may not read");
     assert!(
         matches!(&refused, SdkError::Server { code: tonic::Code::PermissionDenied, message }
-            if message.contains("stranger may not read files of lake.default.models")),
+            if message.contains("stranger may not reach stage")
+                && !message.contains("models")),
         "{refused:?}"
     );
+    // The same words for a stage no table has: nothing tells which tables exist.
+    let stage_root = file
+        .uri
+        .split("/sha256/")
+        .next()
+        .expect("stage")
+        .rsplit_once('/')
+        .expect("root")
+        .0;
+    let refused_too = stranger
+        .stat_file(&format!("{stage_root}/999999/sha256/{}", file.sha256))
+        .await
+        .expect_err("a stranger may not read");
+    let words = |e: &SdkError| {
+        e.to_string()
+            .replace(&format!("{stage_root}/999999"), "S")
+            .replace(file.uri.split("/sha256/").next().unwrap_or_default(), "S")
+    };
+    assert_eq!(words(&refused), words(&refused_too));
     // Without a login, nothing at all.
     let anonymous = LakeClient::connect(&format!("http://{}", replica.addr))
         .await
@@ -695,4 +882,44 @@ async fn replica(
     )
     .await
     .expect("query replica")
+}
+
+/// One HTTP/1.1 PUT of `body` with `headers` to `url` (moto on 127.0.0.1); returns the
+/// status and the ETag answered.
+fn http_put(
+    url: &str,
+    headers: &std::collections::HashMap<String, String>,
+    body: &[u8],
+) -> (u16, Option<String>) {
+    let rest = url.strip_prefix("http://").expect("http URL");
+    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    assert!(
+        host.starts_with("127.0.0.1:"),
+        "tests talk to 127.0.0.1 only: {url}"
+    );
+    let mut stream = std::net::TcpStream::connect(host).expect("connect to moto");
+    let mut head = format!(
+        "PUT {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).expect("head");
+    stream.write_all(body).expect("body");
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).expect("response");
+    let text = String::from_utf8_lossy(&response);
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    let etag = text.lines().find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        name.eq_ignore_ascii_case("etag")
+            .then(|| value.trim().to_string())
+    });
+    (status, etag)
 }

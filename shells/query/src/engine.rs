@@ -757,6 +757,31 @@ impl Engine {
         access: &Access,
         request: &lake_sdk::wire::StageRequest,
     ) -> Result<lake_sdk::wire::StageResponse, QueryError> {
+        let started = std::time::Instant::now();
+        let answer = self.serve_stage_request(access, request).await;
+        // Every request, refused or not, leaves one audit line (never a URL).
+        tracing::info!(
+            target: "lake::audit",
+            principal = access.name().unwrap_or("-"),
+            kind = "stage",
+            stage = %request.stage_uri.chars().take(200).collect::<String>(),
+            op = request.op,
+            sha256 = %request.sha256.chars().take(64).collect::<String>(),
+            outcome = match &answer {
+                Ok(_) => "ok".to_string(),
+                Err(e) => lake_core::registry::clip(e.to_string(), 256),
+            },
+            duration_ms = started.elapsed().as_millis() as u64,
+            "statement"
+        );
+        answer
+    }
+
+    async fn serve_stage_request(
+        &self,
+        access: &Access,
+        request: &lake_sdk::wire::StageRequest,
+    ) -> Result<lake_sdk::wire::StageResponse, QueryError> {
         use lake_sdk::wire::StageOp;
         let shown: String = request.stage_uri.chars().take(200).collect();
         let id = request
@@ -770,52 +795,75 @@ impl Engine {
                     "stage {shown:?} is not a table stage of this deployment (<stage root>/<table id>): give the stage_uri DescribeTable answered"
                 ))
             })?;
-        let meta = self
-            .catalog
-            .with_registry(|r| r.table_by_id(id).map(|t| t.meta.clone()))
-            .ok_or_else(|| {
-                QueryError::NotFound(format!("no table has stage {shown}: its table was dropped"))
-            })?;
         let op = StageOp::try_from(request.op).map_err(|_| {
             QueryError::InvalidArgument(format!(
                 "unknown stage op {}; ops are 0 (head) to 6 (abort)",
                 request.op
             ))
         })?;
-        let table = format!("{LAKE_CATALOG}.{}.{}", meta.namespace, meta.name);
-        let read = matches!(op, StageOp::Head | StageOp::SignGet);
-        let (need, doing) = if read {
-            (Privilege::Read, format!("read files of {table}"))
-        } else {
-            (Privilege::Write, format!("upload files to {table}"))
+        let meta = self
+            .catalog
+            .with_registry(|r| r.table_by_id(id).map(|t| t.meta.clone()));
+        // Whoever may not read a table hears the same about its stage whether or not the
+        // table exists, and never its name.
+        let meta = match (meta, access) {
+            (Some(meta), Access::Everyone | Access::Superuser(_)) => meta,
+            (None, Access::Everyone | Access::Superuser(_)) => {
+                return Err(QueryError::NotFound(format!(
+                    "no table has stage {shown}: the table was dropped, or never existed"
+                )));
+            }
+            (meta, _) => {
+                let readable = meta.filter(|m| {
+                    self.catalog.with_registry(|r| {
+                        access.allows(r, &access::namespace(&m.namespace), Privilege::Read)
+                    })
+                });
+                let Some(meta) = readable else {
+                    let who = access.name().unwrap_or("anonymous");
+                    return Err(QueryError::PermissionDenied(format!(
+                        "permission denied: {who} may not reach stage {shown}: it is not the stage of a table {who} may read"
+                    )));
+                };
+                meta
+            }
         };
-        self.authorize(access, &access::namespace(&meta.namespace), need, &doing)?;
-        if !read
-            && !schema_from_ipc(&meta.schema_ipc)?
+        let table = format!("{LAKE_CATALOG}.{}.{}", meta.namespace, meta.name);
+        if !matches!(op, StageOp::Head | StageOp::SignGet) {
+            self.authorize(
+                access,
+                &access::namespace(&meta.namespace),
+                Privilege::Write,
+                &format!("upload files to {table}"),
+            )?;
+            if !schema_from_ipc(&meta.schema_ipc)?
                 .fields()
                 .iter()
                 .any(|f| lake_sdk::file::is_file_field(f))
-        {
-            return Err(QueryError::InvalidArgument(format!(
-                "table {table} has no FILE column, so nothing could reference a file uploaded to its stage"
-            )));
+            {
+                return Err(QueryError::InvalidArgument(format!(
+                    "table {table} has no FILE column, so nothing could reference a file uploaded to its stage"
+                )));
+            }
         }
         let stage = lake_sdk::Stage::open(&self.stage_uri(&meta))
             .map_err(|e| QueryError::Execution(format!("stage of {table}: {e}")))?;
-        let answer = stage.serve(request).await.map_err(|e| match e {
+        stage.serve(request).await.map_err(|e| match e {
             lake_sdk::SdkError::InvalidArgument(m) => QueryError::InvalidArgument(m),
             lake_sdk::SdkError::Unsupported(m) => QueryError::Unsupported(m),
-            other => QueryError::Unavailable(format!("stage of {table}: {other}")),
-        })?;
-        tracing::info!(
-            target: "lake::audit",
-            principal = access.name().unwrap_or("-"),
-            table,
-            op = ?op,
-            sha256 = request.sha256,
-            "stage"
-        );
-        Ok(answer)
+            lake_sdk::SdkError::NotFound(_) => QueryError::NotFound(format!(
+                "nothing was uploaded for {} on the stage of {table} under that upload id",
+                request.sha256
+            )),
+            other => {
+                // The store's own words name endpoints, request ids and upload ids: they
+                // stay in this replica's log.
+                tracing::error!(table, error = %other, "stage request failed at the store");
+                QueryError::Unavailable(format!(
+                    "the object store of {table}'s stage failed; the replica's log has the details"
+                ))
+            }
+        })
     }
 
     /// The FILE check of rows written to `meta` (of `schema`), if it has FILE columns.

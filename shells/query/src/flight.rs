@@ -1074,7 +1074,11 @@ impl FlightSqlService for LakeFlightService {
             }),
             Ok(arrow_flight::ActionType {
                 r#type: ACTION_STAGE.into(),
-                description: "Reach one object of a table's S3 stage without storage                 credentials: presigned GET/PUT/UploadPart URLs and multipart create/complete/abort,                 after the caller's grant on the table's namespace (body: lake.v1.StageRequest;                 result: lake.v1.StageResponse)"
+                description: "Reach one object of a table's S3 stage without storage \
+                credentials: presigned GET/PUT/UploadPart URLs and multipart \
+                create/complete/abort, after the caller's grant on the table's namespace; \
+                uploads are verified against their address (body: lake.v1.StageRequest; \
+                result: lake.v1.StageResponse)"
                     .into(),
             }),
         ])
