@@ -569,19 +569,30 @@ fn plan(registry: &Registry, mutation: Mutation, now_ms: i64) -> Result<Planned,
     }
 }
 
-/// Checks the principal's name and that a namespace scope names an existing namespace.
+/// Checks the principal's name and that a namespace or table scope names an existing
+/// namespace or table.
 fn check_grant_target(
     registry: &Registry,
     principal: &str,
     scope: &GrantScope,
 ) -> Result<(), CommitError> {
     validate_principal(principal)?;
-    if let GrantScope::Namespace(ns) = scope
-        && !registry.has_namespace(ns)
-    {
-        return Err(namespace_not_found(registry, ns));
+    match scope {
+        GrantScope::Namespace(ns) if !registry.has_namespace(ns) => {
+            Err(namespace_not_found(registry, ns))
+        }
+        GrantScope::Table { namespace, .. } if !registry.has_namespace(namespace) => {
+            Err(namespace_not_found(registry, namespace))
+        }
+        GrantScope::Table { namespace, name } if registry.table(namespace, name).is_none() => {
+            Err(CommitError::TableNotFound {
+                namespace: namespace.clone(),
+                name: name.clone(),
+                existing: list(registry.tables_in(namespace).map(|t| t.meta.name.as_str())),
+            })
+        }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 fn grant_changed(principal: String, scope: GrantScope, privilege: Option<Privilege>) -> Planned {

@@ -143,17 +143,21 @@ pub enum GrantScope {
     Lake,
     /// One namespace of the `lake` catalog.
     Namespace(String),
+    /// One table of the `lake` catalog, by name. Dropping the table drops its grants, so a
+    /// table created again under the name starts with none.
+    Table { namespace: String, name: String },
     /// The read-only `iceberg` catalog (only [`Privilege::Read`] reads it; `Admin` also
     /// grants on it).
     Iceberg,
 }
 
 impl GrantScope {
-    /// The wire form: `lake`, `lake.NAMESPACE` or `iceberg`.
+    /// The wire form: `lake`, `lake.NAMESPACE`, `lake.NAMESPACE.TABLE` or `iceberg`.
     pub fn to_wire(&self) -> String {
         match self {
             Self::Lake => "lake".to_string(),
             Self::Namespace(ns) => format!("lake.{ns}"),
+            Self::Table { namespace, name } => format!("lake.{namespace}.{name}"),
             Self::Iceberg => "iceberg".to_string(),
         }
     }
@@ -166,15 +170,24 @@ impl GrantScope {
         match text {
             "lake" => Ok(Self::Lake),
             "iceberg" => Ok(Self::Iceberg),
-            _ => match text.strip_prefix("lake.") {
-                Some(ns) => {
+            _ => match text.strip_prefix("lake.").map(|rest| rest.split_once('.')) {
+                Some(Some((namespace, name))) => {
+                    validate_name("namespace", namespace)?;
+                    validate_name("table", name)?;
+                    Ok(Self::Table {
+                        namespace: namespace.to_string(),
+                        name: name.to_string(),
+                    })
+                }
+                Some(None) => {
+                    let ns = &text["lake.".len()..];
                     validate_name("namespace", ns)?;
                     Ok(Self::Namespace(ns.to_string()))
                 }
                 None => Err(CommitError::InvalidInput {
                     what: "grant scope",
                     detail: format!(
-                        "{:?}: a grant covers lake, lake.NAMESPACE or iceberg",
+                        "{:?}: a grant covers lake, lake.NAMESPACE, lake.NAMESPACE.TABLE or iceberg",
                         shorten(text)
                     ),
                 }),
@@ -188,6 +201,7 @@ impl std::fmt::Display for GrantScope {
         match self {
             Self::Lake => f.write_str("catalog lake"),
             Self::Namespace(ns) => write!(f, "namespace lake.{ns}"),
+            Self::Table { namespace, name } => write!(f, "table lake.{namespace}.{name}"),
             Self::Iceberg => f.write_str("catalog iceberg"),
         }
     }
@@ -425,15 +439,29 @@ impl Registry {
             .copied()
     }
 
-    /// What `principal` may do on `scope`: its grant there, or for a namespace its grant
-    /// on the whole `lake` catalog, whichever is higher.
+    /// What `principal` may do on `scope`: the highest of its grant there and its grants on
+    /// what contains it (a table's namespace, a namespace's `lake` catalog).
     pub fn privilege(&self, principal: &str, scope: &GrantScope) -> Option<Privilege> {
         let own = self.grant(principal, scope);
         let inherited = match scope {
+            GrantScope::Table { namespace, .. } => {
+                self.privilege(principal, &GrantScope::Namespace(namespace.clone()))
+            }
             GrantScope::Namespace(_) => self.grant(principal, &GrantScope::Lake),
             GrantScope::Lake | GrantScope::Iceberg => None,
         };
         own.max(inherited)
+    }
+
+    /// Whether `principal` holds at least `need` on namespace `namespace` or on one of its
+    /// tables: what makes the namespace show in its listings.
+    pub fn reaches_namespace(&self, principal: &str, namespace: &str, need: Privilege) -> bool {
+        self.privilege(principal, &GrantScope::Namespace(namespace.to_string())) >= Some(need)
+            || self.grants.iter().any(|((p, scope), privilege)| {
+                p == principal
+                    && *privilege >= need
+                    && matches!(scope, GrantScope::Table { namespace: ns, .. } if ns == namespace)
+            })
     }
 
     /// Every grant as (principal, scope, privilege), sorted by principal then scope.
@@ -497,8 +525,12 @@ impl Registry {
                     return Err(inconsistent(format!("namespace {name} does not exist")));
                 }
                 // Grants belong to the namespace: one created again later starts with none.
-                let dropped = GrantScope::Namespace(name.clone());
-                self.grants.retain(|(_, scope), _| *scope != dropped);
+                self.grants.retain(|(_, scope), _| match scope {
+                    GrantScope::Namespace(ns) | GrantScope::Table { namespace: ns, .. } => {
+                        ns != name
+                    }
+                    GrantScope::Lake | GrantScope::Iceberg => true,
+                });
             }
             ChangeKind::TableCreated { meta } => {
                 let key = (meta.namespace.clone(), meta.name.clone());
@@ -525,6 +557,13 @@ impl Registry {
                 };
                 self.names
                     .remove(&(table.meta.namespace.clone(), table.meta.name.clone()));
+                // Grants belong to the table: one created again under its name starts
+                // with none.
+                let dropped = GrantScope::Table {
+                    namespace: table.meta.namespace.clone(),
+                    name: table.meta.name.clone(),
+                };
+                self.grants.retain(|(_, scope), _| *scope != dropped);
             }
             ChangeKind::VersionCommitted { table_id, record } => {
                 let table = self
@@ -572,6 +611,14 @@ impl Registry {
                     && !self.namespaces.contains_key(ns)
                 {
                     return Err(inconsistent(format!("namespace {ns} does not exist")));
+                }
+                if let GrantScope::Table { namespace, name } = scope
+                    && privilege.is_some()
+                    && self.table(namespace, name).is_none()
+                {
+                    return Err(inconsistent(format!(
+                        "table {namespace}.{name} does not exist"
+                    )));
                 }
                 let key = (principal.clone(), scope.clone());
                 match privilege {

@@ -154,7 +154,7 @@ fn dropping_a_namespace_drops_its_grants_and_replay_derives_the_same_policy() {
 
 #[test]
 fn scopes_round_trip_their_wire_form_and_refuse_anything_else() {
-    for scope in [GrantScope::Lake, GrantScope::Iceberg, sales()] {
+    for scope in [GrantScope::Lake, GrantScope::Iceberg, sales(), orders()] {
         assert_eq!(
             GrantScope::from_wire(&scope.to_wire()).expect("parse"),
             scope
@@ -164,7 +164,10 @@ fn scopes_round_trip_their_wire_form_and_refuse_anything_else() {
         "",
         "*",
         "lake.",
-        "lake.a.b",
+        "lake.a.b.c",
+        "lake.a.",
+        "lake..b",
+        "lake.a.1b",
         "iceberg.x",
         "lake.1x",
         "other",
@@ -181,4 +184,81 @@ fn scopes_round_trip_their_wire_form_and_refuse_anything_else() {
             (1..=3).contains(&code).then_some(code)
         );
     }
+}
+
+fn orders() -> GrantScope {
+    GrantScope::Table {
+        namespace: "sales".into(),
+        name: "orders".into(),
+    }
+}
+
+fn create_orders(h: &mut Harness) {
+    h.call(Mutation::CreateTable {
+        namespace: "sales".into(),
+        name: "orders".into(),
+        schema_ipc: vec![],
+    })
+    .expect("table");
+}
+
+#[test]
+fn a_table_grant_covers_that_table_only_and_inherits_the_namespace_and_catalog() {
+    let mut h = setup();
+    // Only an existing table takes grants.
+    let err = h
+        .call(grant("tess", orders(), Privilege::Read))
+        .expect_err("no such table");
+    assert!(matches!(err, CommitError::TableNotFound { .. }), "{err}");
+    create_orders(&mut h);
+    h.call(grant("tess", orders(), Privilege::Read))
+        .expect("grant");
+    let r = h.store.load();
+    assert_eq!(r.privilege("tess", &orders()), Some(Privilege::Read));
+    assert_eq!(r.privilege("tess", &sales()), None, "not the namespace");
+    let returns = GrantScope::Table {
+        namespace: "sales".into(),
+        name: "returns".into(),
+    };
+    assert_eq!(r.privilege("tess", &returns), None, "not another table");
+    assert!(r.reaches_namespace("tess", "sales", Privilege::Read));
+    assert!(!r.reaches_namespace("tess", "sales", Privilege::Write));
+    // A namespace or catalog grant covers the table; the highest grant counts.
+    h.call(grant("tess", sales(), Privilege::Write))
+        .expect("grant");
+    h.call(grant("tess", GrantScope::Lake, Privilege::Admin))
+        .expect("grant");
+    assert_eq!(
+        h.store.load().privilege("tess", &orders()),
+        Some(Privilege::Admin)
+    );
+    // The wire form round-trips.
+    assert_eq!(orders().to_wire(), "lake.sales.orders");
+    assert_eq!(
+        GrantScope::from_wire("lake.sales.orders").expect("wire"),
+        orders()
+    );
+    assert!(GrantScope::from_wire("lake.sales.orders.x").is_err());
+    assert!(GrantScope::from_wire("lake.sales.").is_err());
+}
+
+#[test]
+fn a_dropped_table_takes_its_grants_along() {
+    let mut h = setup();
+    create_orders(&mut h);
+    h.call(grant("tess", orders(), Privilege::Write))
+        .expect("grant");
+    h.call(Mutation::DropTable {
+        namespace: "sales".into(),
+        name: "orders".into(),
+    })
+    .expect("drop");
+    create_orders(&mut h);
+    let r = h.store.load();
+    assert_eq!(
+        r.privilege("tess", &orders()),
+        None,
+        "a table created again under the name starts without grants"
+    );
+    assert!(r.grants().all(|(_, scope, _)| *scope != orders()));
 }

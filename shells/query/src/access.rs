@@ -88,10 +88,22 @@ impl Access {
             _ => None,
         };
         let held = held.map_or_else(|| "no grant".to_string(), |p| format!("only {}", p.name()));
+        // A table's privilege also comes from its namespace: name both grants.
+        let grant = match scope {
+            GrantScope::Table { namespace: ns, .. } => format!(
+                "{}, or {} for all of namespace {ns}",
+                grant_statement(scope, need, name),
+                grant_statement(&self::namespace(ns), need, name)
+            ),
+            _ => grant_statement(scope, need, name),
+        };
+        let (on, also) = match scope {
+            GrantScope::Table { .. } => (scope.to_string(), " (or its namespace)"),
+            _ => (scope.to_string(), ""),
+        };
         Err(QueryError::PermissionDenied(format!(
-            "permission denied: {name} may not {doing}: that needs {} on {scope}, and {name} holds {held} there; a superuser or an admin of it can run {}",
+            "permission denied: {name} may not {doing}: that needs {} on {on}{also}, and {name} holds {held} there; a superuser or an admin of it can run {grant}",
             need.name(),
-            grant_statement(scope, need, name),
         )))
     }
 }
@@ -105,12 +117,13 @@ pub fn sql_word(privilege: Privilege) -> &'static str {
     }
 }
 
-/// The SQL object of a scope in `GRANT … ON`: `SCHEMA ns`, `DATABASE lake`, `DATABASE
-/// iceberg`.
+/// The SQL object of a scope in `GRANT … ON`: `SCHEMA ns`, `TABLE ns.t`, `DATABASE lake`,
+/// `DATABASE iceberg`.
 pub fn sql_object(scope: &GrantScope) -> String {
     match scope {
         GrantScope::Lake => "DATABASE lake".to_string(),
         GrantScope::Namespace(ns) => format!("SCHEMA {ns}"),
+        GrantScope::Table { namespace, name } => format!("TABLE {namespace}.{name}"),
         GrantScope::Iceberg => "DATABASE iceberg".to_string(),
     }
 }
@@ -138,7 +151,7 @@ pub struct AccessChange {
 }
 
 /// The words a grant takes, for error messages.
-const GRANT_FORM: &str = "GRANT {SELECT | INSERT | ALL} ON {SCHEMA ns | DATABASE lake | DATABASE iceberg} TO user, and REVOKE … FROM user";
+const GRANT_FORM: &str = "GRANT {SELECT | INSERT | ALL} ON {TABLE ns.t | SCHEMA ns | DATABASE lake | DATABASE iceberg} TO user, and REVOKE … FROM user";
 
 /// Reads `statement` as a `GRANT` or `REVOKE` (`None` when it is neither).
 ///
@@ -249,6 +262,29 @@ fn read_change(
             .iter()
             .map(namespace_scope)
             .collect::<Result<Vec<_>, _>>()?,
+        Some(GrantObjects::Tables(names)) => names
+            .iter()
+            .map(|name| {
+                let words = words(name);
+                let (ns, table) = match words.as_slice() {
+                    [table] => (crate::sql::DEFAULT_NAMESPACE, table),
+                    [ns, table] => (ns.as_str(), table),
+                    [catalog, ns, table] if catalog == crate::sql::LAKE_CATALOG => {
+                        (ns.as_str(), table)
+                    }
+                    _ => {
+                        return Err(unsupported(format!(
+                            "table {name} (table grants cover tables of catalog lake: TABLE t, TABLE ns.t or TABLE lake.ns.t)"
+                        )));
+                    }
+                };
+                for (kind, word) in [("namespace", ns), ("table", table.as_str())] {
+                    lake_core::registry::validate_name(kind, word)
+                        .map_err(|e| QueryError::InvalidArgument(e.to_string()))?;
+                }
+                Ok(table_scope(ns, table))
+            })
+            .collect::<Result<Vec<_>, _>>()?,
         Some(GrantObjects::Databases(names)) => names
             .iter()
             .map(|name| match words(name).as_slice() {
@@ -261,7 +297,7 @@ fn read_change(
             .collect::<Result<Vec<_>, _>>()?,
         Some(other) => {
             return Err(unsupported(format!(
-                "ON {other} (grants are per namespace or catalog)"
+                "ON {other} (grants are per table, namespace or catalog)"
             )));
         }
         None => return Err(unsupported("a grant without ON".into())),
@@ -362,6 +398,14 @@ impl datafusion::catalog::TableFunctionImpl for GrantsFunction {
 /// The scope that governs namespace `ns` of catalog `lake`.
 pub fn namespace(ns: &str) -> GrantScope {
     GrantScope::Namespace(ns.to_string())
+}
+
+/// The scope of table `name` in namespace `ns` of catalog `lake`.
+pub fn table_scope(ns: &str, name: &str) -> GrantScope {
+    GrantScope::Table {
+        namespace: ns.to_string(),
+        name: name.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -479,9 +523,10 @@ mod tests {
         );
         for (sql, fragment) in [
             (
-                "GRANT SELECT ON TABLE sales.t TO rita",
-                "per namespace or catalog",
+                "GRANT SELECT ON TABLE lake.sales.t.x TO rita",
+                "table grants cover tables of catalog lake",
             ),
+            ("GRANT SELECT ON TABLE sales.\"1t\" TO rita", "table"),
             ("GRANT SELECT (a) ON SCHEMA sales TO rita", "privilege"),
             ("GRANT DELETE ON SCHEMA sales TO rita", "privilege DELETE"),
             (
@@ -498,6 +543,18 @@ mod tests {
         ] {
             let e = change(sql).expect_err(sql);
             assert!(e.to_string().contains(fragment), "{sql}: {e}");
+        }
+        // Table grants: TABLE t (namespace default), ns.t, lake.ns.t.
+        for (sql, ns) in [
+            ("GRANT SELECT ON TABLE t TO rita", "default"),
+            ("GRANT SELECT ON TABLE sales.t TO rita", "sales"),
+            ("GRANT SELECT ON lake.sales.t TO rita", "sales"),
+        ] {
+            assert_eq!(
+                change(sql).expect(sql).scopes,
+                vec![table_scope(ns, "t")],
+                "{sql}"
+            );
         }
         let select = crate::sql::parse("SELECT 1").expect("parses");
         assert!(access_change(&select.statement).is_none());

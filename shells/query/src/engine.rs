@@ -728,7 +728,7 @@ impl Engine {
     ) -> Result<lake_sdk::wire::TableDescription, QueryError> {
         self.authorize(
             access,
-            &access::namespace(namespace),
+            &access::table_scope(namespace, name),
             Privilege::Read,
             &format!("describe {LAKE_CATALOG}.{namespace}.{name}"),
         )?;
@@ -816,7 +816,11 @@ impl Engine {
             (meta, _) => {
                 let readable = meta.filter(|m| {
                     self.catalog.with_registry(|r| {
-                        access.allows(r, &access::namespace(&m.namespace), Privilege::Read)
+                        access.allows(
+                            r,
+                            &access::table_scope(&m.namespace, &m.name),
+                            Privilege::Read,
+                        )
                     })
                 });
                 let Some(meta) = readable else {
@@ -832,7 +836,7 @@ impl Engine {
         if !matches!(op, StageOp::Head | StageOp::SignGet) {
             self.authorize(
                 access,
-                &access::namespace(&meta.namespace),
+                &access::table_scope(&meta.namespace, &meta.name),
                 Privilege::Write,
                 &format!("upload files to {table}"),
             )?;
@@ -1151,12 +1155,16 @@ impl Engine {
         }
         self.catalog.with_registry(|registry| {
             for reference in &parsed.tables {
+                let target = parsed.targets.iter().find(|(t, _)| t == reference);
                 let (scope, shown) = if let Some((ns, key)) = sql::lake_table(reference) {
                     let name = sql::split_table_key(&key).0;
-                    (
-                        access::namespace(&ns),
-                        format!("{LAKE_CATALOG}.{ns}.{name}"),
-                    )
+                    // A table being created has no grants of its own yet: its namespace's.
+                    let scope = if matches!(target, Some((_, WriteKind::Create))) {
+                        access::namespace(&ns)
+                    } else {
+                        access::table_scope(&ns, &name)
+                    };
+                    (scope, format!("{LAKE_CATALOG}.{ns}.{name}"))
                 } else if let Some((levels, key)) = sql::iceberg_table(reference) {
                     let name = sql::split_table_key(&key).0;
                     (
@@ -1168,7 +1176,7 @@ impl Engine {
                 };
                 // A table the statement writes is refused for that (the privilege it needs
                 // is above read), so the message says what was asked.
-                let (need, verb) = match parsed.targets.iter().find(|(t, _)| t == reference) {
+                let (need, verb) = match target {
                     Some((_, WriteKind::Insert)) => (Privilege::Write, WriteKind::Insert.verb()),
                     Some((_, kind)) => (Privilege::Admin, kind.verb()),
                     None => (Privilege::Read, "read"),
@@ -1193,6 +1201,15 @@ impl Engine {
             sql::lake_table(reference).map(|(ns, key)| {
                 let name = sql::split_table_key(&key).0;
                 (
+                    access::table_scope(&ns, &name),
+                    format!("{LAKE_CATALOG}.{ns}.{name}"),
+                )
+            })
+        };
+        let namespace_of = |reference: &datafusion::sql::TableReference| {
+            sql::lake_table(reference).map(|(ns, key)| {
+                let name = sql::split_table_key(&key).0;
+                (
                     access::namespace(&ns),
                     format!("{LAKE_CATALOG}.{ns}.{name}"),
                 )
@@ -1207,7 +1224,7 @@ impl Engine {
                 None => return Ok(()),
             },
             LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(create)) => {
-                match table(&create.name) {
+                match namespace_of(&create.name) {
                     Some((scope, shown)) => {
                         (scope, Privilege::Admin, format!("create table {shown}"))
                     }
@@ -1865,7 +1882,10 @@ impl Engine {
     pub fn namespaces(&self, access: &Access) -> Vec<String> {
         self.catalog.with_registry(|r| {
             r.namespaces()
-                .filter(|ns| access.allows(r, &access::namespace(ns), Privilege::Read))
+                .filter(|ns| match access {
+                    Access::User(name) => r.reaches_namespace(name, ns, Privilege::Read),
+                    _ => access.allows(r, &access::namespace(ns), Privilege::Read),
+                })
                 .map(str::to_string)
                 .collect()
         })
@@ -1880,7 +1900,8 @@ impl Engine {
             let mut metas: Vec<TableMeta> = r
                 .tables()
                 .filter(|t| {
-                    access.allows(r, &access::namespace(&t.meta.namespace), Privilege::Read)
+                    let scope = access::table_scope(&t.meta.namespace, &t.meta.name);
+                    access.allows(r, &scope, Privilege::Read)
                 })
                 .map(|t| t.meta.clone())
                 .collect();

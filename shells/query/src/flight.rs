@@ -161,13 +161,13 @@ impl LakeFlightService {
         table: &str,
         need: Privilege,
     ) -> Result<(), Status> {
-        let doing = match need {
-            Privilege::Admin => "create table",
-            _ => "write to",
+        let (doing, scope) = match need {
+            Privilege::Admin => ("create table", crate::access::namespace(namespace)),
+            _ => ("write to", crate::access::table_scope(namespace, table)),
         };
         Ok(self.engine.authorize(
             access,
-            &crate::access::namespace(namespace),
+            &scope,
             need,
             &format!("{doing} {LAKE_CATALOG}.{namespace}.{table}"),
         )?)

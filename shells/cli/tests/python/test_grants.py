@@ -16,7 +16,8 @@ import pytest
 
 from conftest import ICEBERG_TOKEN, LakeServer, lake_binary, query
 
-PASSWORDS = {"root": "root pw", "rita": "reader pw", "wes": "writer pw", "nobody": "nobody pw"}
+PASSWORDS = {"root": "root pw", "rita": "reader pw", "wes": "writer pw", "nobody": "nobody pw",
+             "tess": "table pw"}
 
 
 @pytest.fixture(scope="module")
@@ -141,13 +142,13 @@ def test_a_user_without_grants_sees_and_reads_nothing(lake):
         denied(nobody, "SELECT * FROM sales.orders", "nobody may not read lake.sales.orders", "holds no grant")
         # A write names what it asked for, not a read, whether or not the table exists.
         denied(nobody, "INSERT INTO sales.orders VALUES (1)", "nobody may not write to lake.sales.orders",
-               "needs write on namespace lake.sales")
+               "needs write on table lake.sales.orders (or its namespace)")
         denied(nobody, "CREATE TABLE sales.mine (x BIGINT)", "nobody may not create table lake.sales.mine",
                "needs admin on namespace lake.sales")
         denied(nobody, "DROP TABLE sales.orders", "nobody may not drop table lake.sales.orders",
-               "needs admin on namespace lake.sales")
+               "needs admin on table lake.sales.orders (or its namespace)")
         denied(nobody, "DROP TABLE sales.absent", "nobody may not drop table lake.sales.absent",
-               "needs admin on namespace lake.sales")
+               "needs admin on table lake.sales.absent (or its namespace)")
         # Statements that touch no table still work.
         assert query(nobody, "SELECT 1 + 1 AS two").to_pylist() == [{"two": 2}]
 
@@ -212,7 +213,8 @@ def test_catalog_wide_and_iceberg_grants(lake):
 
 
 @pytest.mark.parametrize("sql,fragment", [
-    ("GRANT SELECT ON TABLE sales.orders TO rita", "grants are per namespace or catalog"),
+    ("GRANT SELECT ON TABLE lake.sales.orders.x TO rita", "table grants cover tables of catalog lake"),
+    ("GRANT SELECT ON TABLE sales.nope TO rita", "table sales.nope does not exist"),
     ("GRANT UPDATE ON SCHEMA sales TO rita", "privilege UPDATE"),
     ("GRANT SELECT ON SCHEMA sales TO ROLE analysts", "grantees are user names"),
     ("GRANT SELECT ON SCHEMA sales TO rita WITH GRANT OPTION", "WITH GRANT OPTION"),
@@ -239,3 +241,31 @@ def test_lake_grants_lists_what_each_caller_may_see(lake):
         everyone = query(root, sql).to_pylist()
     assert {"principal": "wes", "scope": "lake.sales", "privilege": "write"} in everyone
     assert {row["principal"] for row in everyone} >= {"rita", "wes"}
+
+
+def test_a_table_grant_covers_that_table_only_and_goes_with_the_table(lake):
+    with login(lake, "root") as root:
+        for sql in ["CREATE TABLE hr.teams (name VARCHAR)", "INSERT INTO hr.teams VALUES ('core')",
+                    "GRANT SELECT ON TABLE hr.teams TO tess"]:
+            query(root, sql)
+    with login(lake, "tess") as tess:
+        assert query(tess, "SELECT name FROM hr.teams").to_pylist() == [{"name": "core"}]
+        assert query(tess, "SELECT name FROM lake.hr.teams VERSION AS OF 2").to_pylist() == [{"name": "core"}]
+        assert listed_tables(tess) == {"lake.hr.teams"}
+        denied(tess, "SELECT * FROM hr.salaries", "tess may not read lake.hr.salaries",
+               "GRANT SELECT ON TABLE hr.salaries TO tess")
+        denied(tess, "INSERT INTO hr.teams VALUES ('x')", "tess may not write to lake.hr.teams",
+               "needs write on table lake.hr.teams", "GRANT INSERT ON TABLE hr.teams TO tess")
+        denied(tess, "DROP TABLE hr.teams", "tess may not drop table lake.hr.teams")
+        grants = query(tess, "SELECT principal, scope, privilege FROM lake_grants()").to_pylist()
+        assert grants == [{"principal": "tess", "scope": "lake.hr.teams", "privilege": "read"}]
+    with login(lake, "root") as root:
+        with pytest.raises(flightsql.Error) as err:
+            query(root, "GRANT SELECT ON TABLE hr.absent TO tess")
+        assert "does not exist" in str(err.value)
+        # A table created again under the name starts without the old table's grants.
+        query(root, "DROP TABLE hr.teams")
+        query(root, "CREATE TABLE hr.teams (name VARCHAR)")
+    with login(lake, "tess") as tess:
+        denied(tess, "SELECT * FROM hr.teams", "tess may not read lake.hr.teams")
+        assert listed_tables(tess) == set()
