@@ -62,6 +62,13 @@ impl Audit {
         Self::of(principal, "write")
     }
 
+    /// This line, naming `tables` (e.g. `lake.sales.orders`, the table an ingest writes).
+    #[must_use]
+    pub fn on(mut self, tables: String) -> Self {
+        self.tables = tables;
+        self
+    }
+
     /// Starts the line of a statement of `kind` run by `principal` outside a ticket.
     pub fn of(principal: Option<&str>, kind: &'static str) -> Self {
         Self {
@@ -88,6 +95,21 @@ impl Audit {
     /// Counts `rows` more rows sent.
     pub fn rows(&mut self, rows: usize) {
         self.rows = self.rows.saturating_add(rows as u64);
+    }
+
+    /// Records that the statement was refused with `code` (a gRPC status code such as
+    /// `NOT_FOUND`), without the message, which may quote the statement's values.
+    pub fn refused(mut self, code: tonic::Code) {
+        let name = format!("{code:?}");
+        // `NotFound` → `NOT_FOUND`, as gRPC spells status codes.
+        let mut spelled = String::with_capacity(name.len() + 4);
+        for (i, c) in name.chars().enumerate() {
+            if c.is_ascii_uppercase() && i > 0 {
+                spelled.push('_');
+            }
+            spelled.push(c.to_ascii_uppercase());
+        }
+        self.outcome.get_or_insert(spelled);
     }
 
     /// Records the error the statement ended with (the first one).

@@ -201,17 +201,21 @@ impl LakeFlightService {
                 .prepare_statement(&sql, params, writes, &access)
                 .await
         })
-        .await;
+        .await
+        .map_err(Status::from);
         match &planned {
             // A write ran here: its audit line.
             Ok(Planned {
                 written: Some(rows),
                 ..
-            }) => crate::audit::Audit::write(principal.as_deref())
-                .written(&Ok::<_, QueryError>(*rows)),
-            // A prepared statement that failed to plan or (as a write) to run.
+            }) => crate::audit::Audit::write(principal.as_deref()).written(&Ok::<_, Status>(*rows)),
+            // A statement refused or failed while planning (or, as a write, running): no
+            // ticket will carry its line.
             Err(e) if at_planning => {
                 crate::audit::Audit::of(principal.as_deref(), "prepared").written(&Err::<i64, _>(e))
+            }
+            Err(status) => {
+                crate::audit::Audit::of(principal.as_deref(), "statement").refused(status.code())
             }
             _ => {}
         }
@@ -801,94 +805,18 @@ impl FlightSqlService for LakeFlightService {
         command: CommandStatementIngest,
         request: Request<PeekableFlightDataStream>,
     ) -> Result<i64, Status> {
-        if command.temporary {
-            return Err(Status::unimplemented("temporary tables are not supported"));
-        }
-        let _slot = self.admit_write(&request)?;
-        if command.transaction_id.is_some() {
-            return Err(Status::unimplemented("transactions are not supported"));
-        }
-        if let Some(catalog) = &command.catalog
-            && catalog != LAKE_CATALOG
-        {
-            if catalog == ICEBERG_CATALOG && self.engine.iceberg().is_some() {
-                return Err(Status::unimplemented(format!(
-                    "catalog {ICEBERG_CATALOG} is read-only: Lake never writes Iceberg tables; ingest into catalog {LAKE_CATALOG}"
-                )));
-            }
-            return Err(Status::not_found(format!(
-                "catalog {catalog} does not exist; catalogs: [{}]",
-                self.engine.catalogs().join(", ")
-            )));
-        }
-        let namespace = command
-            .schema
-            .clone()
-            .unwrap_or_else(|| crate::sql::DEFAULT_NAMESPACE.to_string());
-        let options = command.table_definition_options.unwrap_or_default();
-        let access = access(&self.engine, &request);
-        self.authorize_put(&access, &namespace, &command.table, Privilege::Write)?;
-        let require_end = command
-            .options
-            .get(INGEST_END_MARKER_OPTION)
-            .is_some_and(|v| v == "true");
-        let (schema, rows) = put_rows(request, require_end).await?;
-        let schema = schema
-            .ok_or_else(|| Status::invalid_argument("ingest carried no Arrow schema message"))?;
-        let operation_id = command.options.get(INGEST_OPERATION_ID_OPTION).cloned();
-        let existing = self.engine.table_meta(&namespace, &command.table);
-        let engine = self.engine.clone();
-        let count = match existing {
-            Ok(meta) => match TableExistsOption::try_from(options.if_exists) {
-                Ok(TableExistsOption::Append) => {
-                    to_completion(async move { engine.append(&meta, rows, operation_id).await })
-                        .await?
-                        .1
-                }
-                Ok(TableExistsOption::Replace) => {
-                    return Err(Status::unimplemented(
-                        "ingest with if_exists = replace is not supported; drop the table first",
-                    ));
-                }
-                _ => {
-                    return Err(Status::already_exists(format!(
-                        "table {LAKE_CATALOG}.{namespace}.{} already exists (ingest with if_exists = append to add rows)",
-                        command.table
-                    )));
-                }
-            },
-            Err(QueryError::NotFound(message)) => {
-                match TableNotExistOption::try_from(options.if_not_exist) {
-                    Ok(TableNotExistOption::Create) => {
-                        self.authorize_put(&access, &namespace, &command.table, Privilege::Admin)?;
-                        let table = command.table.clone();
-                        // Created by another client since this replica last heard: append,
-                        // as the client asked for when the table exists.
-                        let or_append = matches!(
-                            TableExistsOption::try_from(options.if_exists),
-                            Ok(TableExistsOption::Append)
-                        );
-                        to_completion(async move {
-                            engine
-                                .create_table(
-                                    &namespace,
-                                    &table,
-                                    schema,
-                                    rows,
-                                    operation_id,
-                                    or_append,
-                                )
-                                .await
-                        })
-                        .await?
-                        .2
-                    }
-                    _ => return Err(Status::not_found(message)),
-                }
-            }
-            Err(e) => return Err(e.into()),
-        };
-        Ok(i64::try_from(count).unwrap_or(i64::MAX))
+        let table = format!(
+            "{LAKE_CATALOG}.{}.{}",
+            command
+                .schema
+                .as_deref()
+                .unwrap_or(crate::sql::DEFAULT_NAMESPACE),
+            command.table
+        );
+        let audit = crate::audit::Audit::of(principal(&request).as_deref(), "ingest").on(table);
+        let result = self.ingest(command, request).await;
+        audit.written(&result);
+        result
     }
 
     async fn do_put_fallback(
@@ -896,66 +824,19 @@ impl FlightSqlService for LakeFlightService {
         request: Request<PeekableFlightDataStream>,
         message: Any,
     ) -> Result<Response<<Self as FlightService>::DoPutStream>, Status> {
-        if message.type_url != CommandAppend::TYPE_URL {
-            return Err(Status::unimplemented(format!(
-                "DoPut command {} is not supported",
-                message.type_url
-            )));
-        }
-        let command = CommandAppend::decode(message.value.as_ref())
-            .map_err(|e| Status::invalid_argument(format!("malformed CommandAppend: {e}")))?;
-        if command.operation_id.is_empty() {
-            return Err(Status::invalid_argument(
-                "CommandAppend needs an operation_id (any unique string, reused on retry)",
-            ));
-        }
-        let _slot = self.admit_write(&request)?;
-        let access = access(&self.engine, &request);
-        self.authorize_put(
-            &access,
-            &command.namespace,
-            &command.table,
-            Privilege::Write,
-        )?;
-        let existing = self.engine.table_meta(&command.namespace, &command.table);
-        if existing.is_err() && command.create_if_missing {
-            self.authorize_put(
-                &access,
-                &command.namespace,
-                &command.table,
-                Privilege::Admin,
-            )?;
-        }
-        let (schema, rows) = put_rows(request, command.ends_with_marker).await?;
-        let engine = self.engine.clone();
-        let operation_id = Some(command.operation_id);
-        let (committed, rows) = match existing {
-            Ok(meta) => {
-                to_completion(async move { engine.append(&meta, rows, operation_id).await }).await?
-            }
-            Err(QueryError::NotFound(_)) if command.create_if_missing => {
-                let schema = schema.ok_or_else(|| {
-                    Status::invalid_argument("CommandAppend carried no Arrow schema message")
-                })?;
-                let (namespace, table) = (command.namespace, command.table);
-                let (_, committed, rows) = to_completion(async move {
-                    engine
-                        .create_table(&namespace, &table, schema, rows, operation_id, true)
-                        .await
-                })
-                .await?;
-                (committed, rows)
-            }
-            Err(e) => return Err(e.into()),
+        let audit = crate::audit::Audit::of(principal(&request).as_deref(), "append");
+        let result = self.append(request, message).await;
+        let (audit, outcome) = match &result {
+            Ok((table, appended)) => (
+                audit.on(table.clone()),
+                Ok(i64::try_from(appended.rows).unwrap_or(i64::MAX)),
+            ),
+            Err(e) => (audit, Err(e.clone())),
         };
-        let result = AppendResult {
-            version: committed.version,
-            revision: committed.revision,
-            rows,
-            replayed: committed.replayed,
-        };
+        audit.written(&outcome);
+        let (_, appended) = result?;
         let output = futures::stream::iter([Ok(PutResult {
-            app_metadata: result.encode_to_vec().into(),
+            app_metadata: appended.encode_to_vec().into(),
         })]);
         Ok(Response::new(Box::pin(output)))
     }
@@ -966,7 +847,17 @@ impl FlightSqlService for LakeFlightService {
         request: Request<arrow_flight::Action>,
     ) -> Result<ActionCreatePreparedStatementResult, Status> {
         let access = access(&self.engine, &request);
-        let (schema, parameters) = self.engine.describe_prepared(&query.query, &access).await?;
+        let described = self
+            .engine
+            .describe_prepared(&query.query, &access)
+            .await
+            .map_err(Status::from);
+        // A statement refused while it is prepared leaves its audit line here.
+        if let Err(status) = &described {
+            crate::audit::Audit::of(principal(&request).as_deref(), "statement")
+                .refused(status.code());
+        }
+        let (schema, parameters) = described?;
         let options = arrow::ipc::writer::IpcWriteOptions::default();
         let IpcMessage(dataset_schema) = SchemaAsIpc::new(&schema, &options)
             .try_into()
@@ -1134,4 +1025,170 @@ fn like(pattern: &str, text: &str) -> bool {
     arrow::compute::kernels::comparison::like(&texts, &pattern)
         .map(|matched| matched.value(0))
         .unwrap_or(false)
+}
+
+impl LakeFlightService {
+    /// Flight SQL ingest (`CommandStatementIngest`): appends to or creates a Lake table.
+    async fn ingest(
+        &self,
+        command: CommandStatementIngest,
+        request: Request<PeekableFlightDataStream>,
+    ) -> Result<i64, Status> {
+        if command.temporary {
+            return Err(Status::unimplemented("temporary tables are not supported"));
+        }
+        let _slot = self.admit_write(&request)?;
+        if command.transaction_id.is_some() {
+            return Err(Status::unimplemented("transactions are not supported"));
+        }
+        if let Some(catalog) = &command.catalog
+            && catalog != LAKE_CATALOG
+        {
+            if catalog == ICEBERG_CATALOG && self.engine.iceberg().is_some() {
+                return Err(Status::unimplemented(format!(
+                    "catalog {ICEBERG_CATALOG} is read-only: Lake never writes Iceberg tables; ingest into catalog {LAKE_CATALOG}"
+                )));
+            }
+            return Err(Status::not_found(format!(
+                "catalog {catalog} does not exist; catalogs: [{}]",
+                self.engine.catalogs().join(", ")
+            )));
+        }
+        let namespace = command
+            .schema
+            .clone()
+            .unwrap_or_else(|| crate::sql::DEFAULT_NAMESPACE.to_string());
+        let options = command.table_definition_options.unwrap_or_default();
+        let access = access(&self.engine, &request);
+        self.authorize_put(&access, &namespace, &command.table, Privilege::Write)?;
+        let require_end = command
+            .options
+            .get(INGEST_END_MARKER_OPTION)
+            .is_some_and(|v| v == "true");
+        let (schema, rows) = put_rows(request, require_end).await?;
+        let schema = schema
+            .ok_or_else(|| Status::invalid_argument("ingest carried no Arrow schema message"))?;
+        let operation_id = command.options.get(INGEST_OPERATION_ID_OPTION).cloned();
+        let existing = self.engine.table_meta(&namespace, &command.table);
+        let engine = self.engine.clone();
+        let count = match existing {
+            Ok(meta) => match TableExistsOption::try_from(options.if_exists) {
+                Ok(TableExistsOption::Append) => {
+                    to_completion(async move { engine.append(&meta, rows, operation_id).await })
+                        .await?
+                        .1
+                }
+                Ok(TableExistsOption::Replace) => {
+                    return Err(Status::unimplemented(
+                        "ingest with if_exists = replace is not supported; drop the table first",
+                    ));
+                }
+                _ => {
+                    return Err(Status::already_exists(format!(
+                        "table {LAKE_CATALOG}.{namespace}.{} already exists (ingest with if_exists = append to add rows)",
+                        command.table
+                    )));
+                }
+            },
+            Err(QueryError::NotFound(message)) => {
+                match TableNotExistOption::try_from(options.if_not_exist) {
+                    Ok(TableNotExistOption::Create) => {
+                        self.authorize_put(&access, &namespace, &command.table, Privilege::Admin)?;
+                        let table = command.table.clone();
+                        // Created by another client since this replica last heard: append,
+                        // as the client asked for when the table exists.
+                        let or_append = matches!(
+                            TableExistsOption::try_from(options.if_exists),
+                            Ok(TableExistsOption::Append)
+                        );
+                        to_completion(async move {
+                            engine
+                                .create_table(
+                                    &namespace,
+                                    &table,
+                                    schema,
+                                    rows,
+                                    operation_id,
+                                    or_append,
+                                )
+                                .await
+                        })
+                        .await?
+                        .2
+                    }
+                    _ => return Err(Status::not_found(message)),
+                }
+            }
+            Err(e) => return Err(e.into()),
+        };
+        Ok(i64::try_from(count).unwrap_or(i64::MAX))
+    }
+
+    /// Lake's own append (`CommandAppend`); returns the table and what was committed.
+    async fn append(
+        &self,
+        request: Request<PeekableFlightDataStream>,
+        message: Any,
+    ) -> Result<(String, AppendResult), Status> {
+        if message.type_url != CommandAppend::TYPE_URL {
+            return Err(Status::unimplemented(format!(
+                "DoPut command {} is not supported",
+                message.type_url
+            )));
+        }
+        let command = CommandAppend::decode(message.value.as_ref())
+            .map_err(|e| Status::invalid_argument(format!("malformed CommandAppend: {e}")))?;
+        if command.operation_id.is_empty() {
+            return Err(Status::invalid_argument(
+                "CommandAppend needs an operation_id (any unique string, reused on retry)",
+            ));
+        }
+        let _slot = self.admit_write(&request)?;
+        let access = access(&self.engine, &request);
+        self.authorize_put(
+            &access,
+            &command.namespace,
+            &command.table,
+            Privilege::Write,
+        )?;
+        let existing = self.engine.table_meta(&command.namespace, &command.table);
+        if existing.is_err() && command.create_if_missing {
+            self.authorize_put(
+                &access,
+                &command.namespace,
+                &command.table,
+                Privilege::Admin,
+            )?;
+        }
+        let (schema, rows) = put_rows(request, command.ends_with_marker).await?;
+        let engine = self.engine.clone();
+        let operation_id = Some(command.operation_id);
+        let shown = format!("{LAKE_CATALOG}.{}.{}", command.namespace, command.table);
+        let (committed, rows) = match existing {
+            Ok(meta) => {
+                to_completion(async move { engine.append(&meta, rows, operation_id).await }).await?
+            }
+            Err(QueryError::NotFound(_)) if command.create_if_missing => {
+                let schema = schema.ok_or_else(|| {
+                    Status::invalid_argument("CommandAppend carried no Arrow schema message")
+                })?;
+                let (namespace, table) = (command.namespace, command.table);
+                let (_, committed, rows) = to_completion(async move {
+                    engine
+                        .create_table(&namespace, &table, schema, rows, operation_id, true)
+                        .await
+                })
+                .await?;
+                (committed, rows)
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let result = AppendResult {
+            version: committed.version,
+            revision: committed.revision,
+            rows,
+            replayed: committed.replayed,
+        };
+        Ok((shown, result))
+    }
 }

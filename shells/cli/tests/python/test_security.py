@@ -10,6 +10,7 @@ import threading
 import time
 
 import adbc_driver_flightsql.dbapi as flightsql
+import pyarrow as pa
 import pyarrow.flight
 import pytest
 
@@ -282,8 +283,17 @@ def test_every_statement_leaves_an_audit_line_without_its_values(secured_server)
         query(conn, "INSERT INTO audited VALUES ('hunter2-value')")
         assert query(conn, "SELECT count(*) AS n FROM audited").to_pylist() == [{"n": 1}]
         refused(conn, "SELECT * FROM no_such_table_here")
+        with conn.cursor() as cur:
+            cur.adbc_ingest("audited_ingest", pa.table({"secret": ["ingested-value"]}), mode="create")
     time.sleep(0.5)
     lines = [line for line in secured_server.log if "lake::audit" in line]
+    # A statement refused while planning leaves its line too, and so does an ingest.
+    # (Its outcome is the status code: error messages may quote the statement's values.)
+    assert any("principal=ada" in line and "kind=\"statement\"" in line and "outcome=\"NOT_FOUND\"" in line
+               for line in lines), lines[-10:]
+    assert any("principal=ada" in line and "kind=\"ingest\"" in line and "lake.default.audited_ingest" in line
+               and "rows=1" in line and "outcome=\"ok\"" in line for line in lines), lines[-10:]
+    assert not any("ingested-value" in line for line in secured_server.log)
     assert any("principal=ada" in line and "kind=\"query\"" in line and "lake.default.audited@" in line
                and "outcome=\"ok\"" in line and "rows=1" in line for line in lines), lines[-10:]
     assert any("principal=ada" in line and "kind=\"write\"" in line for line in lines), lines[-10:]
