@@ -351,6 +351,19 @@ impl AuthArgs {
             return Ok(None);
         };
         let users = lake_query::auth::Users::load(path)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            if let Ok(meta) = std::fs::metadata(path)
+                && meta.permissions().mode() & 0o077 != 0
+            {
+                tracing::warn!(
+                    users_file = %path.display(),
+                    mode = format!("{:o}", meta.permissions().mode() & 0o777),
+                    "the users file is readable by other users of this machine (its hashes can be attacked offline): chmod 600 it"
+                );
+            }
+        }
         if users.is_empty() {
             anyhow::bail!(
                 "users file {} lists no users: add one with `lake user add NAME --users-file {}`",

@@ -23,7 +23,12 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Lake: a data lake service that answers Arrow Flight SQL.
 #[derive(Parser)]
-#[command(name = "lake", version, about)]
+#[command(
+    name = "lake",
+    version,
+    about,
+    after_help = "Logging in (lake sql, lake ingest, lake file): LAKE_USER and LAKE_PASSWORD, or LAKE_TOKEN (a login's bearer token or an API token), when the replica requires a login."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -102,7 +107,8 @@ enum Command {
 #[derive(clap::Args)]
 struct Replica {
     /// Flight SQL endpoint of a Query replica: http:// or grpc:// (plain), https:// or
-    /// grpc+tls:// (TLS).
+    /// grpc+tls:// (TLS). A replica that requires a login gets LAKE_USER and
+    /// LAKE_PASSWORD, or LAKE_TOKEN, from the environment.
     #[arg(long, env = "LAKE_ENDPOINT", default_value = "http://127.0.0.1:50051")]
     endpoint: String,
     /// CA certificate(s) (PEM) the replica's TLS certificate must chain to (default: the
@@ -136,10 +142,13 @@ enum UserCommand {
         #[arg(long)]
         api_token: bool,
         /// Make the user a superuser: every privilege on every namespace and catalog, and
-        /// the right to GRANT them (see the README's security section). Without it, adding
-        /// an existing superuser again makes it an ordinary user, held to its grants.
-        #[arg(long)]
+        /// the right to GRANT them (see the README's security section). Without it or
+        /// --no-admin, an existing user keeps what it was (a new password never demotes).
+        #[arg(long, conflicts_with = "no_admin")]
         admin: bool,
+        /// Make an existing superuser an ordinary user, held to its grants.
+        #[arg(long)]
+        no_admin: bool,
     },
 }
 
@@ -356,8 +365,18 @@ fn main() -> anyhow::Result<()> {
                         users_file,
                         api_token,
                         admin,
+                        no_admin,
                     },
-            } => add_user(&name, &users_file, api_token, admin),
+            } => {
+                let admin = if admin {
+                    Some(true)
+                } else if no_admin {
+                    Some(false)
+                } else {
+                    None
+                };
+                add_user(&name, &users_file, api_token, admin)
+            }
         }
     })
 }
@@ -626,8 +645,11 @@ fn open_rows(file: &Path) -> anyhow::Result<(arrow::datatypes::SchemaRef, FileRo
     }
 }
 
-/// `lake user add`: sets `name`'s password in `path` (see [`UserCommand::Add`]).
-fn add_user(name: &str, path: &Path, api_token: bool, admin: bool) -> anyhow::Result<()> {
+/// `lake user add`: sets `name`'s password in `path` (see [`UserCommand::Add`]); `admin`
+/// sets or clears the superuser mark (`None` keeps it).
+fn add_user(name: &str, path: &Path, api_token: bool, admin: Option<bool>) -> anyhow::Result<()> {
+    // A bad name is refused before a password is asked for.
+    lake_query::auth::validate_user_name(name)?;
     let mut users = match std::fs::metadata(path) {
         Ok(_) => lake_query::auth::Users::load(path)?,
         Err(_) => lake_query::auth::Users::default(),
@@ -647,8 +669,16 @@ fn add_user(name: &str, path: &Path, api_token: bool, admin: bool) -> anyhow::Re
         users.set(name, &password)?;
         None
     };
-    if users.is_admin(name) && !admin {
-        eprintln!("{name} is no longer a superuser: it holds only what GRANT gives it");
+    let was_admin = users.is_admin(name);
+    let admin = admin.unwrap_or(was_admin);
+    match (was_admin, admin) {
+        (true, false) => {
+            eprintln!("{name} is no longer a superuser: it holds only what GRANT gives it");
+        }
+        (true, true) => {
+            eprintln!("{name} stays a superuser (--no-admin makes it an ordinary user)")
+        }
+        _ => {}
     }
     users.set_admin(name, admin);
     let temporary = path.with_extension("tmp");
