@@ -294,6 +294,11 @@ impl Users {
     pub fn is_empty(&self) -> bool {
         self.hashes.is_empty()
     }
+
+    /// Whether `name` is a user (or service) of the file.
+    pub fn contains(&self, name: &str) -> bool {
+        self.hashes.contains_key(name)
+    }
 }
 
 /// `sha256:HEX` of an API token, as a users file keeps it.
@@ -326,6 +331,12 @@ impl Authenticator {
     /// The users it logs in.
     pub fn users(&self) -> &Users {
         &self.users
+    }
+
+    /// Whether `name` can ever log in here: a user of the users file, or any name when an
+    /// identity provider's JWTs are accepted (their users are listed nowhere).
+    pub fn may_log_in(&self, name: &str) -> bool {
+        self.jwks.is_some() || self.users.contains(name)
     }
 
     /// Also accepts JWTs that verify against `jwks` (see [`crate::jwt`]).

@@ -1271,6 +1271,15 @@ impl Engine {
                 &format!("{verb} on {scope}"),
             )?;
         }
+        // A grant to a name nobody can log in as is a typo (a revoke may clean one up).
+        if change.grant
+            && let Some(auth) = &self.auth
+            && let Some(unknown) = change.principals.iter().find(|p| !auth.may_log_in(p))
+        {
+            return Err(QueryError::InvalidArgument(format!(
+                "no user {unknown} can log in here: it is not in the users file this replica read at start, and no identity provider is configured; add it with `lake user add {unknown}` (then restart the replicas) or check the name"
+            )));
+        }
         let mut revision = 0;
         for scope in &change.scopes {
             for principal in &change.principals {

@@ -64,7 +64,14 @@ pub enum QueryError {
 impl From<DataFusionError> for QueryError {
     fn from(e: DataFusionError) -> Self {
         match e {
-            DataFusionError::SQL(e, _) => Self::Sql(e.to_string()),
+            // The parser's own "sql parser error: " would follow our "SQL error: ".
+            DataFusionError::SQL(e, _) => {
+                let text = e.to_string();
+                Self::Sql(
+                    text.strip_prefix("sql parser error: ")
+                        .map_or_else(|| text.clone(), str::to_string),
+                )
+            }
             DataFusionError::Plan(m) => Self::Sql(m),
             DataFusionError::SchemaError(e, _) => Self::Sql(e.to_string()),
             DataFusionError::NotImplemented(m) => Self::Unsupported(m),

@@ -72,6 +72,11 @@ pub fn redact(message: &str) -> String {
         } else {
             None
         };
+        // Punctuation that ends a sentence right after a path stays ("… at /a/b: then").
+        let path_len = path_len.map(|len| {
+            let kept = rest[..len].trim_end_matches([':', '.']).len();
+            if kept > 1 { kept } else { len }
+        });
         match path_len {
             Some(len) => {
                 out.push_str(REDACTED_PATH);
@@ -199,6 +204,10 @@ mod tests {
         assert_eq!(
             redact("object store error at '/srv/data/x' (path \"/a/b\")"),
             "object store error at '<path>' (path \"<path>\")"
+        );
+        assert_eq!(
+            redact("FILE uri is not on stage file:///srv/stage/1: a FILE value names. See /a/b."),
+            "FILE uri is not on stage <path>: a FILE value names. See <path>."
         );
         // Division, ratios, URIs other than file://, and a lone segment are not paths.
         for kept in [

@@ -222,6 +222,7 @@ def test_catalog_wide_and_iceberg_grants(lake):
     ("GRANT SELECT ON DATABASE postgres TO rita", "the catalogs are lake and iceberg"),
     ("GRANT SELECT ON SCHEMA no_such_ns TO rita", "no_such_ns"),
     ("GRANT SELECT ON SCHEMA sales TO \"bad name!\"", "invalid user name"),
+    ("GRANT SELECT ON SCHEMA sales TO ritta", "no user ritta can log in here"),
 ])
 def test_malformed_grants_are_refused_with_the_form_lake_takes(lake, sql, fragment):
     with login(lake, "root") as root:
