@@ -438,6 +438,25 @@ async fn refused_stage_requests(addr: std::net::SocketAddr, stage: &str, sha256:
     };
     let head = stage_call(addr, good.clone()).await.expect("head");
     assert!(head.found && head.size > 0, "{head:?}");
+    // An upload in progress, for the checks that need a real upload id.
+    let pending = StageRequest {
+        sha256: "ef".repeat(32),
+        ..good.clone()
+    };
+    let upload = stage_call(
+        addr,
+        StageRequest {
+            op: StageOp::CreateMultipart as i32,
+            ..pending.clone()
+        },
+    )
+    .await
+    .expect("create multipart")
+    .upload_id;
+    assert!(
+        upload.starts_with("mp.") && upload.contains('~'),
+        "{upload}"
+    );
     let cases: Vec<(StageRequest, &str)> = vec![
         (
             StageRequest {
@@ -464,46 +483,68 @@ async fn refused_stage_requests(addr: std::net::SocketAddr, stage: &str, sha256:
         (
             StageRequest {
                 op: StageOp::SignPart as i32,
-                upload_id: "mp.some-upload".into(),
+                upload_id: upload.clone(),
                 part_number: 0,
-                ..good.clone()
+                ..pending.clone()
             },
             "part number 0 is outside 1..=10000",
         ),
         (
             StageRequest {
+                op: StageOp::Complete as i32,
+                upload_id: upload.clone(),
+                etags: vec!["e".into(); 10_001],
+                ..pending.clone()
+            },
+            "10001 part ETags",
+        ),
+        // Upload ids are bound to the caller and the object: made up, altered or moved to
+        // another object, they are refused.
+        (
+            StageRequest {
                 op: StageOp::SignPart as i32,
                 upload_id: "u".repeat(5000),
                 part_number: 1,
-                ..good.clone()
+                ..pending.clone()
             },
-            "upload id of 5000 bytes is not one this replica handed out",
+            "upload id of 5000 bytes was not handed out",
         ),
         (
             StageRequest {
                 op: StageOp::SignPart as i32,
                 upload_id: "some-upload".into(),
                 part_number: 1,
-                ..good.clone()
+                ..pending.clone()
             },
-            "is not one this replica handed out (put.<token> or mp.<id>",
+            "was not handed out",
         ),
         (
             StageRequest {
                 op: StageOp::Complete as i32,
                 upload_id: "put.../../sha256/x".into(),
-                ..good.clone()
+                ..pending.clone()
             },
-            "is not one this replica handed out",
+            "was not handed out",
         ),
         (
             StageRequest {
-                op: StageOp::Complete as i32,
-                upload_id: "mp.some-upload".into(),
-                etags: vec!["e".into(); 10_001],
+                op: StageOp::Abort as i32,
+                upload_id: format!(
+                    "{}{}",
+                    &upload[..upload.len() - 1],
+                    if upload.ends_with('0') { '1' } else { '0' }
+                ),
+                ..pending.clone()
+            },
+            "was not handed out",
+        ),
+        (
+            StageRequest {
+                op: StageOp::Abort as i32,
+                upload_id: upload.clone(),
                 ..good.clone()
             },
-            "10001 part ETags",
+            "was not handed out",
         ),
         (
             StageRequest {
@@ -591,6 +632,16 @@ async fn refused_stage_requests(addr: std::net::SocketAddr, stage: &str, sha256:
         "a PUT lands in a staging key: {}",
         put.url
     );
+    stage_call(
+        addr,
+        StageRequest {
+            op: StageOp::Abort as i32,
+            upload_id: upload,
+            ..pending
+        },
+    )
+    .await
+    .expect("the upload's own id aborts it");
 
     // Bytes that do not hash to their address are never stored: not by a single PUT...
     let honest = b"bytes someone will upload later".to_vec();

@@ -852,7 +852,22 @@ impl Engine {
         }
         let stage = lake_sdk::Stage::open(&self.stage_uri(&meta))
             .map_err(|e| QueryError::Execution(format!("stage of {table}: {e}")))?;
-        stage.serve(request).await.map_err(|e| match e {
+        // Upload ids travel bound to the caller: another writer of the table cannot sign
+        // parts of, complete or abort an upload it did not start.
+        let principal = access.name().unwrap_or_default();
+        let mut request = request.clone();
+        if matches!(op, StageOp::SignPart | StageOp::Complete | StageOp::Abort) {
+            let (id, mac) = request.upload_id.rsplit_once('~').unwrap_or(("", ""));
+            if id.is_empty() || mac != self.upload_mac(principal, &request, id) {
+                return Err(QueryError::InvalidArgument(format!(
+                    "upload id of {} bytes was not handed out to {} for this object: give the upload_id SignPut or CreateMultipart answered",
+                    request.upload_id.len(),
+                    access.name().unwrap_or("this caller")
+                )));
+            }
+            request.upload_id = id.to_string();
+        }
+        let mut answer = stage.serve(&request).await.map_err(|e| match e {
             lake_sdk::SdkError::InvalidArgument(m) => QueryError::InvalidArgument(m),
             lake_sdk::SdkError::Unsupported(m) => QueryError::Unsupported(m),
             lake_sdk::SdkError::NotFound(_) => QueryError::NotFound(format!(
@@ -867,7 +882,34 @@ impl Engine {
                     "the object store of {table}'s stage failed; the replica's log has the details"
                 ))
             }
-        })
+        })?;
+        if !answer.upload_id.is_empty() {
+            let mac = self.upload_mac(principal, &request, &answer.upload_id);
+            answer.upload_id = format!("{}~{mac}", answer.upload_id);
+        }
+        Ok(answer)
+    }
+
+    /// The binding of upload `id` of `request`'s object to `principal`: 32 hex digits of
+    /// HMAC-SHA256 under a key derived from the ticket key (so every replica agrees).
+    fn upload_mac(
+        &self,
+        principal: &str,
+        request: &lake_sdk::wire::StageRequest,
+        id: &str,
+    ) -> String {
+        use hmac::{Hmac, Mac};
+        let key = self.key.derive("stage upload ids");
+        let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(&key)
+            .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
+        for part in [principal, &request.stage_uri, &request.sha256, id] {
+            mac.update(part.as_bytes());
+            mac.update(&[0]);
+        }
+        mac.finalize().into_bytes()[..16]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 
     /// The FILE check of rows written to `meta` (of `schema`), if it has FILE columns.
