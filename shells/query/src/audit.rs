@@ -19,6 +19,9 @@ pub struct Audit {
     started: Instant,
     rows: u64,
     outcome: Option<String>,
+    /// Writes no line: the statement's line was written already (the result of a write
+    /// that ran when it was planned).
+    silent: bool,
 }
 
 impl Audit {
@@ -43,6 +46,7 @@ impl Audit {
                     .join(","),
             ),
             Sealed::Write { .. } => ("write", String::new()),
+            // The write ran, and left its line, when it was planned.
             Sealed::Result { .. } => ("write-result", String::new()),
             Sealed::Prepared { .. } => ("prepared", String::new()),
         };
@@ -53,6 +57,7 @@ impl Audit {
             started: Instant::now(),
             rows: 0,
             outcome: None,
+            silent: matches!(sealed, Sealed::Result { .. }),
         }
     }
 
@@ -78,6 +83,7 @@ impl Audit {
             started: Instant::now(),
             rows: 0,
             outcome: None,
+            silent: false,
         }
     }
 
@@ -126,6 +132,9 @@ impl Audit {
 
 impl Drop for Audit {
     fn drop(&mut self) {
+        if self.silent {
+            return;
+        }
         // A stream dropped before its end: the client cancelled or went away.
         let outcome = self.outcome.as_deref().unwrap_or("cancelled");
         tracing::info!(
