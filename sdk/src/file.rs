@@ -128,6 +128,11 @@ impl FileRef {
     }
 }
 
+/// `bytes` as lowercase hex, two digits a byte (the form of FILE values' `sha256`).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Whether `s` is a SHA-256 digest as 64 lowercase hex digits.
 pub fn is_sha256_hex(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))

@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::SdkError;
-use crate::file::{FileRef, is_sha256_hex, validate_media_type};
+use crate::file::{FileRef, hex, is_sha256_hex, validate_media_type};
 use crate::granted::{self, GrantedStore, Transport};
 use crate::wire::{STAGE_URL_TTL_SECS, StageOp, StageRequest, StageResponse};
 
@@ -1388,10 +1388,6 @@ async fn read_at(path: &FsPath, offset: u64, len: u64) -> Result<Bytes, SdkError
         return Err(io(path, "the file changed while it was being uploaded"));
     }
     Ok(bytes)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn now_ms() -> i64 {

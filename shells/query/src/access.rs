@@ -89,20 +89,19 @@ impl Access {
         };
         let held = held.map_or_else(|| "no grant".to_string(), |p| format!("only {}", p.name()));
         // A table's privilege also comes from its namespace: name both grants.
-        let grant = match scope {
-            GrantScope::Table { namespace: ns, .. } => format!(
-                "{}, or {} for all of namespace {ns}",
-                grant_statement(scope, need, name),
-                grant_statement(&self::namespace(ns), need, name)
+        let (also, grant) = match scope {
+            GrantScope::Table { namespace: ns, .. } => (
+                " (or its namespace)",
+                format!(
+                    "{}, or {} for all of namespace {ns}",
+                    grant_statement(scope, need, name),
+                    grant_statement(&self::namespace(ns), need, name)
+                ),
             ),
-            _ => grant_statement(scope, need, name),
-        };
-        let (on, also) = match scope {
-            GrantScope::Table { .. } => (scope.to_string(), " (or its namespace)"),
-            _ => (scope.to_string(), ""),
+            _ => ("", grant_statement(scope, need, name)),
         };
         Err(QueryError::PermissionDenied(format!(
-            "permission denied: {name} may not {doing}: that needs {} on {on}{also}, and {name} holds {held} there; a superuser or an admin of it can run {grant}",
+            "permission denied: {name} may not {doing}: that needs {} on {scope}{also}, and {name} holds {held} there; a superuser or an admin of it can run {grant}",
             need.name(),
         )))
     }

@@ -305,8 +305,7 @@ impl Users {
 fn api_hash(token: &str) -> String {
     use sha2::Digest as _;
     let digest = Sha256::digest(token.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{API_HASH_PREFIX}{hex}")
+    format!("{API_HASH_PREFIX}{}", lake_sdk::file::hex(&digest))
 }
 
 /// Logs users in and checks their tokens.

@@ -906,10 +906,7 @@ impl Engine {
             mac.update(part.as_bytes());
             mac.update(&[0]);
         }
-        mac.finalize().into_bytes()[..16]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        lake_sdk::file::hex(&mac.finalize().into_bytes()[..16])
     }
 
     /// The FILE check of rows written to `meta` (of `schema`), if it has FILE columns.
@@ -1239,24 +1236,20 @@ impl Engine {
         if matches!(access, Access::Everyone | Access::Superuser(_)) {
             return Ok(());
         }
-        let table = |reference: &datafusion::sql::TableReference| {
+        // A Lake table's scope and name; `created`: a table that does not exist yet is
+        // covered by its namespace.
+        let lake = |reference: &datafusion::sql::TableReference, created: bool| {
             sql::lake_table(reference).map(|(ns, key)| {
                 let name = sql::split_table_key(&key).0;
-                (
-                    access::table_scope(&ns, &name),
-                    format!("{LAKE_CATALOG}.{ns}.{name}"),
-                )
+                let scope = if created {
+                    access::namespace(&ns)
+                } else {
+                    access::table_scope(&ns, &name)
+                };
+                (scope, format!("{LAKE_CATALOG}.{ns}.{name}"))
             })
         };
-        let namespace_of = |reference: &datafusion::sql::TableReference| {
-            sql::lake_table(reference).map(|(ns, key)| {
-                let name = sql::split_table_key(&key).0;
-                (
-                    access::namespace(&ns),
-                    format!("{LAKE_CATALOG}.{ns}.{name}"),
-                )
-            })
-        };
+        let table = |reference| lake(reference, false);
         let (scope, need, doing) = match plan {
             // EXPLAIN of a write runs nothing, but shows it only to who may run it.
             LogicalPlan::Explain(explain) => return self.check_plan(access, &explain.plan),
@@ -1266,7 +1259,7 @@ impl Engine {
                 None => return Ok(()),
             },
             LogicalPlan::Ddl(DdlStatement::CreateMemoryTable(create)) => {
-                match namespace_of(&create.name) {
+                match lake(&create.name, true) {
                     Some((scope, shown)) => {
                         (scope, Privilege::Admin, format!("create table {shown}"))
                     }
