@@ -11,6 +11,7 @@ pub mod cache;
 pub mod commit;
 pub mod election;
 pub mod error;
+pub mod node;
 pub mod registry;
 pub mod snapshot;
 pub mod store;
@@ -19,6 +20,10 @@ pub use cache::{CacheError, CacheInput, CacheOutput, CatalogCache};
 pub use commit::{Applied, Coordinator, Input, Mutation, Output, Reply, StoreWrite, WriteOutcome};
 pub use election::{Election, ElectionConfig, ElectionInput, ElectionOutput, Fence, Lease};
 pub use error::{CommitError, RegistryError, SnapshotError};
+pub use node::{
+    CallId, Node, NodeConfig, NodeEvent, NodeInput, NodeOutput, NodeRequest, NodeState,
+    StoreAnswer, StoreCall,
+};
 pub use registry::{
     ChangeEvent, ChangeKind, Digest, GrantScope, ManifestRef, Privilege, Registry, TableId,
     TableMeta, TableState, VersionRecord,

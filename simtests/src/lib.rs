@@ -1,14 +1,15 @@
 //! Deterministic simulations of Lake's Sans-IO core under madsim.
 //!
-//! * `tests/cluster.rs`: three Metasrv nodes electing a leader through
-//!   `lake_core::Election` over a simulated DynamoDB-like store (conditional and
-//!   transactional writes, throttling, slow requests, lost responses), the leader driving
-//!   `lake_core::Coordinator` with every append fenced by its epoch, followers forwarding,
-//!   writers with operation ids, and Query replicas' `lake_core::CatalogCache`s serving
-//!   read-your-writes reads; partitions (symmetric and one-way), message loss, duplication,
-//!   delay and reordering, crashes, graceful restarts, pauses, clock offset and drift.
-//! * `tests/commit_and_cache.rs`: one leader that crashes often, against a store with faults,
-//!   and caches on a lossy stream.
+//! * `tests/cluster.rs`: Metasrv nodes, each the shipped `lake_core::node::Node` (the
+//!   machine the tokio shell drives), electing a leader over [`store::SimStore`] with faults
+//!   (throttling, slow requests, lost responses), the leader committing with every append
+//!   fenced by its epoch, followers naming the leader for forwarding, writers with operation
+//!   ids, and Query replicas' `lake_core::CatalogCache`s serving read-your-writes reads;
+//!   partitions (symmetric and one-way), message loss, duplication, delay and reordering,
+//!   crashes, graceful restarts, pauses, clock offset and drift. Two shapes: three nodes,
+//!   and the embedded single exclusive node.
+//! * `tests/node.rs`: named scenarios of one node, stepped by hand (a write planned after
+//!   the lease lapsed, a store call past its deadline, a failed log read, resigning, ...).
 //! * [`store`]: the simulated store, which keeps the same contract as Metasrv's RocksDB and
 //!   DynamoDB stores (`tests/store.rs`), and its fault wrapper.
 //!

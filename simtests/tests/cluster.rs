@@ -1,8 +1,12 @@
-//! Simulation of a Lake cluster: three Metasrv nodes elect a leader through the core
-//! [`Election`] over a simulated DynamoDB-like store, the leader drives the core
-//! [`Coordinator`] with every store write fenced by its epoch, followers forward writes,
-//! writers append with operation ids and retries, and Query replicas' [`CatalogCache`]s
-//! follow the leader's lossy change stream and serve reads with read-your-writes tokens.
+//! Simulation of a Lake cluster: Metasrv nodes, each the shipped [`lake_core::node::Node`]
+//! machine (the one the tokio shell drives), elect a leader over the simulations' store
+//! ([`SimStore`], which keeps the same contract as the RocksDB and DynamoDB stores), the
+//! leader commits with every store write fenced by its epoch, followers name the leader and
+//! requests are forwarded once, writers append with operation ids and retries, and Query
+//! replicas' [`CatalogCache`]s follow the leader's lossy change stream and serve reads with
+//! read-your-writes tokens. This file only carries outputs over a simulated network and
+//! store; every decision is the node's. Two shapes run: [`CLUSTER`] (three nodes) and
+//! [`EMBEDDED`] (one exclusive node, as `lake serve` runs it).
 //!
 //! One seed draws every fault: message loss, duplication, delay and reordering; symmetric
 //! and one-way partitions (between nodes, and between a node and the store); node crashes
@@ -32,17 +36,20 @@ use std::time::Duration;
 use futures::channel::{mpsc, oneshot};
 use futures::{FutureExt, StreamExt};
 use lake_core::EventStore;
-use lake_core::commit::{Applied, Coordinator, Input, Mutation, Output, Reply};
-use lake_core::election::{Election, ElectionConfig, ElectionInput, ElectionOutput, Fence, Lease};
+use lake_core::commit::{Applied, Mutation, Reply, RequestId};
+use lake_core::election::{Election, ElectionConfig};
+use lake_core::node::{
+    CallId, Node, NodeConfig, NodeEvent, NodeInput, NodeOutput, NodeRequest, StoreAnswer, StoreCall,
+};
 use lake_core::{
     CacheInput, CacheOutput, CatalogCache, ChangeEvent, CommitError, ManifestRef, Registry,
-    WriteOutcome,
 };
 use lake_simtests::store::{Faults as StoreFaults, Faulty, SimStore};
 use madsim::rand::{Rng, thread_rng};
 use madsim::time::{Instant, sleep};
 
-const NODES: usize = 3;
+/// Most Metasrv nodes a run has (endpoints `0..NODES_MAX`).
+const NODES_MAX: usize = 3;
 const REPLICAS: usize = 3;
 const WRITERS: usize = 4;
 const OPS_PER_WRITER: usize = 10;
@@ -59,8 +66,31 @@ const LIVENESS_BOUND: Duration = Duration::from_secs(180);
 const STORE: usize = 100;
 /// Replica `r`'s endpoint in the link table.
 const fn replica_id(r: usize) -> usize {
-    NODES + r
+    NODES_MAX + r
 }
+
+/// The deployment a run simulates.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    /// Metasrv nodes (at most [`NODES_MAX`]).
+    nodes: usize,
+    /// [`ElectionConfig::exclusive`]: the embedded `lake serve`, one node that never
+    /// yields its lease to a competitor.
+    exclusive: bool,
+}
+
+/// Three nodes electing a leader (`lake metasrv` over DynamoDB).
+const CLUSTER: Shape = Shape {
+    nodes: 3,
+    exclusive: false,
+};
+
+/// One exclusive node (`lake serve`, RocksDB): crashes, pauses and store faults, no
+/// competitor.
+const EMBEDDED: Shape = Shape {
+    nodes: 1,
+    exclusive: true,
+};
 
 /// Bugs a test can plant to prove the checkers catch them.
 #[derive(Clone, Copy, Debug, Default)]
@@ -122,6 +152,7 @@ struct Read {
 
 /// The simulated world: the store, the network, the clocks and what checkers need.
 struct World {
+    shape: Shape,
     faults: Faults,
     started: Instant,
     /// Per endpoint (nodes, then replicas): clock offset in ms and drift per mille.
@@ -183,35 +214,12 @@ async fn delay(world: &Shared) {
 
 // ---- the store -------------------------------------------------------------------------
 
-enum StoreOp {
-    ReadLease,
-    WriteLease {
-        expected: Option<Lease>,
-        lease: Lease,
-    },
-    Append {
-        fence: Fence,
-        base_revision: u64,
-        events: Vec<ChangeEvent>,
-    },
-    ReadLog {
-        after: u64,
-    },
-}
-
-enum StoreAnswer {
-    Lease(Option<Lease>),
-    Written(Result<(), WriteOutcome>),
-    Log(Vec<ChangeEvent>),
-}
-
-/// One store request from `node`: `None` when the request or its answer was lost (a
-/// timeout). Writes are conditional and transactional as with DynamoDB's
+/// One store call from `node`, the way the shell makes it ([`StoreCall::run`]) but over
+/// the simulated network: `None` when the request or its answer was lost (the node's own
+/// deadline then decides). Writes are conditional and transactional as with DynamoDB's
 /// `TransactWriteItems`: the lease check and the log append apply together or not at all.
-async fn store_call(world: Shared, node: usize, op: StoreOp) -> Option<StoreAnswer> {
-    let timeout = Duration::from_millis(1_000);
+async fn store_call(world: Shared, node: usize, op: StoreCall) -> Option<StoreAnswer> {
     if !world.borrow().link_up(node, STORE) {
-        sleep(timeout).await;
         return None;
     }
     delay(&world).await;
@@ -229,32 +237,32 @@ async fn store_call(world: Shared, node: usize, op: StoreOp) -> Option<StoreAnsw
             throttle_writes: u32::from(throttled),
             ..StoreFaults::default()
         });
-        let reads = "the simulated store reads";
-        let answer = match op {
-            StoreOp::ReadLease => StoreAnswer::Lease(w.store.read_lease().expect(reads)),
-            StoreOp::ReadLog { after } => {
-                StoreAnswer::Log(w.store.read_after(after, usize::MAX).expect(reads))
-            }
-            StoreOp::WriteLease { expected, lease } => {
-                match w.store.write_lease(expected.as_ref(), &lease) {
-                    Ok(()) => {
-                        w.record(("lease", &lease));
-                        StoreAnswer::Written(Ok(()))
-                    }
-                    Err(e) => {
-                        assert!(e.not_written(), "{e}");
-                        StoreAnswer::Written(Err(WriteOutcome::NotWritten))
-                    }
-                }
-            }
-            StoreOp::Append {
+        // What the fencing checker needs: the lease in force when the append applies.
+        let fenced = match &op {
+            StoreCall::Append {
                 fence,
                 base_revision,
                 events,
-            } => {
-                let lease = w.store.read_lease().expect(reads);
-                match w.store.append(&fence, base_revision, &events) {
-                    Ok(()) => {
+            } => Some((
+                fence.clone(),
+                *base_revision,
+                events.len(),
+                w.store.read_lease().expect("the simulated store reads"),
+            )),
+            _ => None,
+        };
+        let lease_written = match &op {
+            StoreCall::WriteLease { lease, .. } => Some(lease.clone()),
+            _ => None,
+        };
+        let answer = op.run(&w.store);
+        if let StoreAnswer::Written(result) = &answer {
+            match result {
+                Ok(()) => {
+                    if let Some(lease) = lease_written {
+                        w.record(("lease", &lease));
+                    }
+                    if let Some((fence, base_revision, count, lease)) = fenced {
                         if !fence.admits(lease.as_ref()) {
                             let message = format!(
                                 "a write of epoch {} by {} applied while the lease is {lease:?}",
@@ -262,345 +270,126 @@ async fn store_call(world: Shared, node: usize, op: StoreOp) -> Option<StoreAnsw
                             );
                             w.violations.push(message);
                         }
-                        w.record(("append", fence.epoch, base_revision, events.len()));
-                        StoreAnswer::Written(Ok(()))
-                    }
-                    Err(e) => {
-                        assert!(e.not_written(), "{e}");
-                        StoreAnswer::Written(Err(WriteOutcome::NotWritten))
+                        w.record(("append", fence.epoch, base_revision, count));
                     }
                 }
+                Err(e) => assert!(e.not_written(), "the simulated store failed: {e}"),
             }
-        };
+        }
         w.store.set(StoreFaults::default());
         answer
     };
     let lost =
         chance(world.borrow().faults.store_lose_response) || !world.borrow().link_up(STORE, node);
     if lost {
-        sleep(timeout).await;
         return None;
     }
     delay(&world).await;
     Some(answer)
 }
 
-// ---- a Metasrv node --------------------------------------------------------------------
+// ---- a Metasrv node: the shipped machine over the simulated network and store ---------
 
-enum Answer {
-    Election(ElectionInput),
-    /// Answers carry the serving term they belong to: one node can lead the same epoch
-    /// twice (its lease lapsed, then a late renewal confirmed it), and write ids restart
-    /// with each coordinator.
-    Data {
-        term: u64,
-        write_id: u64,
-        result: Result<(), WriteOutcome>,
-    },
-    /// The log read back; `None` when the read was lost.
-    Loaded {
-        term: u64,
-        reconcile: bool,
-        events: Option<Vec<ChangeEvent>>,
-    },
-}
-
-/// What a leader holds while it serves `epoch`.
-struct Serving {
-    epoch: u64,
-    /// Unique per serving period of this node incarnation.
-    term: u64,
-    /// `None` while the store's log is loading after the election (reconciliation).
-    coordinator: Option<Coordinator>,
-    queued: Vec<Request>,
-    waiting: BTreeMap<u64, ReplyTx>,
-    next_id: u64,
-}
-
-struct Node {
+/// The simulation's driver of one [`Node`]: what the tokio shell does with each output,
+/// over the simulated store and network. It decides nothing; the node does.
+struct SimNode {
     world: Shared,
     id: usize,
-    election: Election,
-    serving: Option<Serving>,
-    terms: u64,
-    answers: mpsc::UnboundedSender<Answer>,
+    node: Node,
+    pending: BTreeMap<RequestId, ReplyTx>,
+    next_request: RequestId,
+    answers: mpsc::UnboundedSender<(CallId, StoreAnswer)>,
 }
 
-impl Node {
+impl SimNode {
     fn now(&self) -> i64 {
         self.world.borrow().now_ms(self.id)
     }
 
-    fn spawn_store(
-        &self,
-        op: StoreOp,
-        to_answer: impl FnOnce(Option<StoreAnswer>) -> Option<Answer> + 'static,
-    ) {
-        let world = self.world.clone();
-        let answers = self.answers.clone();
-        let node = self.id;
-        madsim::task::spawn_local(async move {
-            let answer = store_call(world, node, op).await;
-            if let Some(answer) = to_answer(answer) {
-                let _ = answers.unbounded_send(answer);
-            }
-        });
-    }
-
-    fn election(&mut self, input: ElectionInput) {
+    fn handle(&mut self, input: NodeInput) {
         let now = self.now();
-        self.election.handle(input, now);
-        while let Some(output) = self.election.poll() {
+        self.node.handle(input, now);
+        while let Some(output) = self.node.poll() {
             match output {
-                ElectionOutput::ReadLease => self.spawn_store(StoreOp::ReadLease, |a| match a {
-                    Some(StoreAnswer::Lease(l)) => {
-                        Some(Answer::Election(ElectionInput::LeaseRead(l)))
-                    }
-                    _ => None,
-                }),
-                ElectionOutput::WriteLease {
-                    write_id,
-                    expected,
-                    lease,
-                } => self.spawn_store(StoreOp::WriteLease { expected, lease }, move |a| {
-                    let outcome = match a {
-                        Some(StoreAnswer::Written(Ok(()))) => {
-                            return Some(Answer::Election(ElectionInput::LeaseWritten {
-                                write_id,
-                            }));
-                        }
-                        Some(_) => WriteOutcome::NotWritten,
-                        None => WriteOutcome::Unknown,
-                    };
-                    Some(Answer::Election(ElectionInput::LeaseWriteFailed {
-                        write_id,
-                        outcome,
-                    }))
-                }),
-                ElectionOutput::Elected { epoch } => {
-                    {
-                        let mut w = self.world.borrow_mut();
-                        w.record(("elected", epoch, self.id));
-                        if let Some(&other) = w.elected.get(&epoch)
-                            && other != self.id
-                        {
-                            let message =
-                                format!("epoch {epoch} won by nodes {other} and {}", self.id);
-                            w.violations.push(message);
-                        }
-                        w.elected.insert(epoch, self.id);
-                    }
-                    self.step_down();
-                    self.terms += 1;
-                    let term = self.terms;
-                    self.serving = Some(Serving {
-                        epoch,
-                        term,
-                        coordinator: None,
-                        queued: Vec::new(),
-                        waiting: BTreeMap::new(),
-                        next_id: 0,
-                    });
-                    self.load(term, true, 0);
-                }
-                ElectionOutput::SteppedDown { .. } => self.step_down(),
-            }
-        }
-        self.world.borrow_mut().elections[self.id] = Some(self.election.clone());
-    }
-
-    /// Leaves the leader role: callers waiting on this node hear "outcome unknown".
-    fn step_down(&mut self) {
-        if let Some(serving) = self.serving.take() {
-            for (_, tx) in serving.waiting {
-                let _ = tx.send(Err(CommitError::OutcomeUnknown("leadership lost".into())));
-            }
-            for request in serving.queued {
-                let _ = request.reply.send(Err(self.not_leader()));
-            }
-        }
-    }
-
-    fn not_leader(&self) -> CommitError {
-        CommitError::NotLeader {
-            leader: self
-                .election
-                .leader()
-                .map_or("no leader is known yet".into(), |l| {
-                    format!("leader is at {}", l.address)
-                }),
-        }
-    }
-
-    fn request(&mut self, request: Request) {
-        let now = self.now();
-        let leading = self.election.leading(now);
-        if let Some(serving) = self.serving.as_mut().filter(|s| Some(s.epoch) == leading) {
-            if serving.coordinator.is_none() {
-                serving.queued.push(request);
-                return;
-            }
-            serving.next_id += 1;
-            let id = serving.next_id;
-            serving.waiting.insert(id, request.reply);
-            self.coordinate(Input::Request {
-                id,
-                mutation: request.mutation,
-            });
-            return;
-        }
-        // Not the leader: forward once to the leader the lease names, or refuse.
-        let me = node_name(self.id);
-        let leader = self
-            .election
-            .leader()
-            .filter(|l| !request.forwarded && l.holder != me)
-            .and_then(|l| l.holder.strip_prefix('n')?.parse::<usize>().ok());
-        match leader {
-            Some(to) => {
-                let request = Request {
-                    forwarded: true,
-                    ..request
-                };
-                send_request(&self.world, self.id, to, request);
-            }
-            None => {
-                let _ = request.reply.send(Err(self.not_leader()));
-            }
-        }
-    }
-
-    fn coordinate(&mut self, input: Input) {
-        let now = self.now();
-        let fence = self.election.fence(now);
-        let Some(serving) = &mut self.serving else {
-            return;
-        };
-        let (epoch, term) = (serving.epoch, serving.term);
-        let Some(coordinator) = &mut serving.coordinator else {
-            return;
-        };
-        coordinator.handle(input, now);
-        let mut loads = Vec::new();
-        while let Some(output) = coordinator.poll() {
-            match output {
-                Output::Write(write) => {
-                    let Some(fence) = fence.clone().filter(|f| f.epoch == epoch) else {
-                        // Lost the lease since: the next tick steps down.
-                        continue;
-                    };
-                    let write_id = write.write_id;
-                    let op = StoreOp::Append {
-                        fence,
-                        base_revision: write.base_revision,
-                        events: write.events,
-                    };
+                NodeOutput::Call { call, op, .. } => {
                     let world = self.world.clone();
                     let answers = self.answers.clone();
                     let node = self.id;
                     madsim::task::spawn_local(async move {
-                        let result = match store_call(world, node, op).await {
-                            Some(StoreAnswer::Written(result)) => result,
-                            _ => Err(WriteOutcome::Unknown),
-                        };
-                        let _ = answers.unbounded_send(Answer::Data {
-                            term,
-                            write_id,
-                            result,
-                        });
+                        if let Some(answer) = store_call(world, node, op).await {
+                            let _ = answers.unbounded_send((call, answer));
+                        }
                     });
                 }
-                Output::Reply { id, result } => {
-                    if let Some(tx) = serving.waiting.remove(&id) {
+                NodeOutput::Reply { id, result } => {
+                    if let Some(tx) = self.pending.remove(&id) {
                         let _ = tx.send(result);
                     }
                 }
-                Output::Publish(events) => {
+                // Replicas read from their caches; nothing here asks a node to read.
+                NodeOutput::Readable { .. } | NodeOutput::Stopped => {}
+                NodeOutput::Publish(events) => {
                     for event in events {
                         for r in 0..REPLICAS {
                             publish(&self.world, self.id, r, event.clone());
                         }
                     }
                 }
-                Output::Load { after_revision } => loads.push(after_revision),
+                NodeOutput::Event(NodeEvent::Elected { epoch }) => {
+                    let mut w = self.world.borrow_mut();
+                    w.record(("elected", epoch, self.id));
+                    if let Some(&other) = w.elected.get(&epoch)
+                        && other != self.id
+                    {
+                        let message = format!("epoch {epoch} won by nodes {other} and {}", self.id);
+                        w.violations.push(message);
+                    }
+                    w.elected.insert(epoch, self.id);
+                }
+                NodeOutput::Event(_) => {}
             }
         }
-        for after in loads {
-            self.load(term, false, after);
-        }
+        self.world.borrow_mut().elections[self.id] = Some(self.node.election().clone());
     }
 
-    /// Reads the log after `after` for serving term `term`: the whole log to reconcile
-    /// after an election, or a catch-up the coordinator asked for.
-    fn load(&self, term: u64, reconcile: bool, after: u64) {
-        self.spawn_store(StoreOp::ReadLog { after }, move |a| {
-            let events = match a {
-                Some(StoreAnswer::Log(events)) => Some(events),
-                _ => None,
+    /// A request arrives: forwarded once to the leader the node names, or handed to it.
+    fn request(&mut self, request: Request) {
+        let now = self.now();
+        let leader = self
+            .node
+            .state(now)
+            .forward_to()
+            .filter(|_| !request.forwarded)
+            .and_then(node_at);
+        if let Some(to) = leader {
+            let request = Request {
+                forwarded: true,
+                ..request
             };
-            Some(Answer::Loaded {
-                term,
-                reconcile,
-                events,
-            })
-        });
-    }
-
-    fn answer(&mut self, answer: Answer) {
-        match answer {
-            Answer::Election(input) => self.election(input),
-            Answer::Data {
-                term,
-                write_id,
-                result,
-            } => {
-                if self.serving.as_ref().is_some_and(|s| s.term == term) {
-                    let input = match result {
-                        Ok(()) => Input::WriteDone { write_id },
-                        Err(outcome) => Input::WriteFailed {
-                            write_id,
-                            outcome,
-                            message: "store fault".into(),
-                        },
-                    };
-                    self.coordinate(input);
-                }
-            }
-            Answer::Loaded {
-                term,
-                reconcile,
-                events,
-            } => {
-                let Some(serving) = self.serving.as_mut().filter(|s| s.term == term) else {
-                    return;
-                };
-                let Some(events) = events else {
-                    if reconcile {
-                        self.load(term, true, 0);
-                    } else {
-                        // An empty catch-up lets the coordinator plan again; a stale view
-                        // then fails its next write's condition and loads once more.
-                        self.coordinate(Input::Loaded(Vec::new()));
-                    }
-                    return;
-                };
-                if reconcile {
-                    let registry = Registry::from_log(&events).expect("the durable log replays");
-                    serving.coordinator = Some(Coordinator::new(registry, 16));
-                    let queued = std::mem::take(&mut serving.queued);
-                    for request in queued {
-                        self.request(request);
-                    }
-                } else {
-                    self.coordinate(Input::Loaded(events));
-                }
-            }
+            send_request(&self.world, self.id, to, request);
+            return;
         }
+        let id = self.next_request;
+        self.next_request += 1;
+        self.pending.insert(id, request.reply);
+        self.handle(NodeInput::Request {
+            id,
+            request: NodeRequest::Mutate(request.mutation),
+        });
     }
 }
 
 fn node_name(id: usize) -> String {
     format!("n{id}")
+}
+
+fn node_address(id: usize) -> String {
+    format!("10.0.0.{id}:7000")
+}
+
+/// The node listening at `address` ([`node_address`]).
+fn node_at(address: &str) -> Option<usize> {
+    (0..NODES_MAX).find(|&id| node_address(id) == address)
 }
 
 fn send_request(world: &Shared, from: usize, to: usize, request: Request) {
@@ -644,21 +433,22 @@ fn publish(world: &Shared, from: usize, replica: usize, event: ChangeEvent) {
 
 /// One incarnation of Metasrv node `id`: returns when it crashes.
 async fn metasrv(world: Shared, id: usize, mut inbox: mpsc::UnboundedReceiver<Request>) {
-    let config = ElectionConfig {
+    let election = ElectionConfig {
         node: node_name(id),
-        address: format!("10.0.0.{id}:7000"),
+        address: node_address(id),
         lease_ms: LEASE_MS,
         renew_interval_ms: RENEW_MS,
         clock_bound_ms: CLOCK_BOUND_MS,
-        exclusive: false,
+        exclusive: world.borrow().shape.exclusive,
     };
+    let max_events = world.borrow().store.max_events_per_append();
     let (answers, mut answer_rx) = mpsc::unbounded();
-    let mut node = Node {
+    let mut node = SimNode {
         world: world.clone(),
         id,
-        election: Election::new(config).expect("valid election config"),
-        serving: None,
-        terms: 0,
+        node: Node::new(NodeConfig::new(election, max_events)).expect("valid node config"),
+        pending: BTreeMap::new(),
+        next_request: 1,
         answers,
     };
     loop {
@@ -676,7 +466,7 @@ async fn metasrv(world: Shared, id: usize, mut inbox: mpsc::UnboundedReceiver<Re
         }
         if restart {
             world.borrow_mut().record(("restart", id));
-            node.election(ElectionInput::Resign);
+            node.handle(NodeInput::Resign);
             return;
         }
         if pause {
@@ -685,7 +475,7 @@ async fn metasrv(world: Shared, id: usize, mut inbox: mpsc::UnboundedReceiver<Re
             sleep(Duration::from_millis(ms)).await;
         }
         let wait = node
-            .election
+            .node
             .next_deadline_ms()
             .saturating_sub(node.now())
             .clamp(1, 10);
@@ -696,13 +486,13 @@ async fn metasrv(world: Shared, id: usize, mut inbox: mpsc::UnboundedReceiver<Re
                 }
             }
             answer = answer_rx.next() => {
-                if let Some(answer) = answer {
-                    node.answer(answer);
+                if let Some((call, answer)) = answer {
+                    node.handle(NodeInput::Answer { call, answer });
                 }
             }
             _ = sleep(Duration::from_millis(wait as u64)).fuse() => {}
         }
-        node.election(ElectionInput::Tick);
+        node.handle(NodeInput::Tick);
     }
 }
 
@@ -731,11 +521,12 @@ async fn nemesis(world: Shared) {
             continue;
         }
         let mut rng = thread_rng();
-        let a = rng.gen_range(0..NODES);
+        let nodes = w.shape.nodes;
+        let a = rng.gen_range(0..nodes);
         let b = match rng.gen_range(0..3) {
-            0 => STORE,
             1 => replica_id(rng.gen_range(0..REPLICAS)),
-            _ => (a + rng.gen_range(1..NODES)) % NODES,
+            2 if nodes > 1 => (a + rng.gen_range(1..nodes)) % nodes,
+            _ => STORE,
         };
         match rng.gen_range(0..3) {
             0 => {
@@ -757,7 +548,7 @@ async fn monitor(world: Shared) {
     loop {
         sleep(Duration::from_millis(5)).await;
         let mut w = world.borrow_mut();
-        let leaders: Vec<(usize, u64)> = (0..NODES)
+        let leaders: Vec<(usize, u64)> = (0..w.shape.nodes)
             .filter_map(|i| {
                 let now = w.now_ms(i);
                 w.elections[i].as_ref()?.leading(now).map(|e| (i, e))
@@ -797,7 +588,8 @@ async fn call(
 /// until acknowledged, then reads it back at a random replica with the returned token.
 async fn writer(world: Shared, id: usize, tables: Vec<u64>) {
     let endpoint = 1_000 + id;
-    let mut target = thread_rng().gen_range(0..NODES);
+    let nodes = world.borrow().shape.nodes;
+    let mut target = thread_rng().gen_range(0..nodes);
     for op in 0..OPS_PER_WRITER {
         let op_id = format!("w{id}-op{op}");
         let digest = [u8::try_from(id).unwrap_or(0); 32];
@@ -825,7 +617,7 @@ async fn writer(world: Shared, id: usize, tables: Vec<u64>) {
                 })) => break (version, revision),
                 Some(Ok(other)) => panic!("commit answered with {other:?}"),
                 Some(Err(CommitError::NotLeader { .. })) | None => {
-                    target = thread_rng().gen_range(0..NODES);
+                    target = thread_rng().gen_range(0..nodes);
                 }
                 Some(Err(e)) if e.is_retryable() => {}
                 Some(Err(e)) => panic!("{op_id}: unexpected refusal {e}"),
@@ -953,9 +745,9 @@ struct Outcome {
     reads_served: u64,
 }
 
-async fn simulate(bugs: Bugs) -> Outcome {
+async fn simulate(shape: Shape, bugs: Bugs) -> Outcome {
     let faults = Faults::draw();
-    let clocks = (0..NODES + REPLICAS)
+    let clocks = (0..NODES_MAX + REPLICAS)
         .map(|_| {
             let mut rng = thread_rng();
             (
@@ -986,10 +778,11 @@ async fn simulate(bugs: Bugs) -> Outcome {
             SimStore::default()
         }),
         blocked: BTreeSet::new(),
-        inboxes: vec![None; NODES],
+        shape,
+        inboxes: vec![None; shape.nodes],
         streams,
         reads,
-        elections: vec![None; NODES],
+        elections: vec![None; shape.nodes],
         elected: BTreeMap::new(),
         violations: Vec::new(),
         acked: BTreeMap::new(),
@@ -997,7 +790,7 @@ async fn simulate(bugs: Bugs) -> Outcome {
         reads_served: 0,
         trace: std::collections::hash_map::DefaultHasher::new(),
     }));
-    for id in 0..NODES {
+    for id in 0..shape.nodes {
         madsim::task::spawn_local(supervise(world.clone(), id));
     }
     madsim::task::spawn_local(monitor(world.clone()));
@@ -1020,7 +813,7 @@ async fn simulate(bugs: Bugs) -> Outcome {
     let mut tables = Vec::new();
     for mutation in setup {
         let reply = loop {
-            let to = thread_rng().gen_range(0..NODES);
+            let to = thread_rng().gen_range(0..shape.nodes);
             match call(&world, 999, to, mutation.clone()).await {
                 Some(Ok(reply)) => break reply,
                 Some(Err(e)) if e.is_retryable() => sleep(Duration::from_millis(100)).await,
@@ -1059,7 +852,7 @@ async fn simulate(bugs: Bugs) -> Outcome {
         loop {
             let leading = {
                 let w = world.borrow();
-                (0..NODES)
+                (0..shape.nodes)
                     .filter(|&i| {
                         let now = w.now_ms(i);
                         w.elections[i]
@@ -1078,7 +871,7 @@ async fn simulate(bugs: Bugs) -> Outcome {
         .await
         .unwrap_or_else(|_| {
             let w = world.borrow();
-            let leaders: Vec<_> = (0..NODES)
+            let leaders: Vec<_> = (0..shape.nodes)
                 .map(|i| {
                     let now = w.now_ms(i);
                     w.elections[i].as_ref().map(|e| (e.leading(now), e.leader().cloned()))
@@ -1147,19 +940,19 @@ fn check(world: &World, tables: &[u64]) {
     }
 }
 
-fn run(seed: u64, bugs: Bugs) -> Outcome {
+fn run(seed: u64, shape: Shape, bugs: Bugs) -> Outcome {
     let runtime = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
-    runtime.block_on(simulate(bugs))
+    runtime.block_on(simulate(shape, bugs))
 }
 
 fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|s| s.parse().ok())
 }
 
-/// Runs the cluster once per seed (`MADSIM_TEST_SEED`, default from the clock;
-/// `MADSIM_TEST_NUM` seeds, default 8) and prints the replay command for a failing seed.
-#[test]
-fn cluster_under_faults() {
+/// Runs `shape` once per seed (`MADSIM_TEST_SEED`, default from the clock;
+/// `MADSIM_TEST_NUM` seeds, default 8) and prints the replay command of test `test` for a
+/// failing seed.
+fn sweep(shape: Shape, test: &str) {
     let first = env_u64("MADSIM_TEST_SEED").unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -1169,11 +962,11 @@ fn cluster_under_faults() {
     let started = std::time::Instant::now();
     let mut reads = 0;
     for seed in first..first + runs {
-        match std::panic::catch_unwind(|| run(seed, Bugs::default())) {
+        match std::panic::catch_unwind(|| run(seed, shape, Bugs::default())) {
             Ok(outcome) => reads += outcome.reads_served,
             Err(panic) => {
                 eprintln!(
-                    "cluster simulation failed for seed {seed}; replay it with:\n  MADSIM_TEST_SEED={seed} MADSIM_TEST_NUM=1 RUSTFLAGS=\"--cfg madsim\" CARGO_TARGET_DIR=target/madsim cargo test -p lake-simtests --test cluster cluster_under_faults"
+                    "{test} failed for seed {seed}; replay it with:\n  MADSIM_TEST_SEED={seed} MADSIM_TEST_NUM=1 RUSTFLAGS=\"--cfg madsim\" CARGO_TARGET_DIR=target/madsim cargo test -p lake-simtests --test cluster {test}"
                 );
                 std::panic::resume_unwind(panic);
             }
@@ -1181,9 +974,22 @@ fn cluster_under_faults() {
     }
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "{runs} seeds from {first} in {secs:.1} s ({:.1} seeds/s), {reads} read-your-writes reads checked",
+        "{test}: {runs} seeds from {first} in {secs:.1} s ({:.1} seeds/s), {reads} read-your-writes reads checked",
         runs as f64 / secs
     );
+}
+
+#[test]
+fn cluster_under_faults() {
+    sweep(CLUSTER, "cluster_under_faults");
+}
+
+/// The embedded `lake serve`: one exclusive node, crashed, paused (its timers fire late)
+/// and restarted under store and stream faults. (This replaces the separate
+/// single-leader simulation that drove its own copy of the coordinator loop.)
+#[test]
+fn embedded_node_under_faults() {
+    sweep(EMBEDDED, "embedded_node_under_faults");
 }
 
 /// Seeds that once found a bug, each replayed on every run. (A seed replays its bug only
@@ -1198,7 +1004,7 @@ const REGRESSION_SEEDS: &[(u64, &str)] = &[(
 #[test]
 fn regression_seeds() {
     for &(seed, found) in REGRESSION_SEEDS {
-        if std::panic::catch_unwind(|| run(seed, Bugs::default())).is_err() {
+        if std::panic::catch_unwind(|| run(seed, CLUSTER, Bugs::default())).is_err() {
             panic!("regression seed {seed} fails again; it once found: {found}");
         }
     }
@@ -1209,8 +1015,8 @@ fn regression_seeds() {
 fn a_seed_replays_identically() {
     let first = env_u64("MADSIM_TEST_SEED").unwrap_or(7);
     for seed in first..first + 3 {
-        let once = run(seed, Bugs::default()).trace;
-        let twice = run(seed, Bugs::default()).trace;
+        let once = run(seed, CLUSTER, Bugs::default()).trace;
+        let twice = run(seed, CLUSTER, Bugs::default()).trace;
         assert_eq!(once, twice, "seed {seed} ran differently twice");
     }
 }
@@ -1220,7 +1026,8 @@ fn a_seed_replays_identically() {
 #[test]
 fn a_store_that_skips_the_fence_is_caught() {
     let caught = (0..64u64).find_map(|seed| {
-        let panic = std::panic::catch_unwind(|| run(seed, Bugs { skip_fence: true })).err()?;
+        let panic =
+            std::panic::catch_unwind(|| run(seed, CLUSTER, Bugs { skip_fence: true })).err()?;
         let message = panic
             .downcast_ref::<String>()
             .cloned()

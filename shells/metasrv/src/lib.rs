@@ -25,6 +25,6 @@ pub mod proto {
 pub use client::MetasrvClient;
 pub use dynamo::DynamoStore;
 pub use error::MetasrvError;
-pub use server::{Metasrv, single_node_election};
+pub use server::{Metasrv, NodeState, single_node_election};
 pub use store::{EventStore, RocksStore, StoreError};
 pub use transport::{ClientTls, ServerTls};

@@ -2,7 +2,7 @@
 //! leads, the core coordinator against an [`EventStore`]; and the tonic service that fronts
 //! it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -10,9 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::Stream;
-use lake_core::commit::{Applied, Input, Mutation, Output, Reply};
-use lake_core::election::{Election, ElectionConfig, ElectionInput, ElectionOutput};
-use lake_core::{ChangeEvent, CommitError, Coordinator, Lease, Registry, WriteOutcome};
+use lake_core::commit::{Applied, Mutation, Reply, RequestId};
+use lake_core::election::ElectionConfig;
+use lake_core::node::{CallId, Node, NodeConfig, NodeEvent, NodeInput, NodeOutput, NodeRequest};
+use lake_core::{ChangeEvent, CommitError, Registry, StoreAnswer};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
@@ -22,10 +23,10 @@ use crate::convert;
 use crate::proto;
 use crate::proto::metasrv_client::MetasrvClient as RpcClient;
 use crate::proto::metasrv_server::{Metasrv as MetasrvRpc, MetasrvServer};
-use crate::store::{EventStore, StoreError};
+use crate::store::EventStore;
 
-/// Most mutations grouped into one store write.
-const BATCH_MAX: usize = 256;
+pub use lake_core::node::NodeState;
+
 /// Events buffered per watcher before it must re-read from the store.
 const WATCH_BUFFER: usize = 4096;
 
@@ -58,32 +59,6 @@ pub const READINESS_SERVICE: &str = "lake.metasrv.v1.Metasrv";
 /// A client to the leader at an address.
 type LeaderRpc = (String, RpcClient<Channel>);
 
-/// One node's view of the cluster, as the driver last saw it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct NodeState {
-    /// This node's id.
-    pub node: String,
-    /// The epoch this node serves as leader (elected and the store loaded).
-    pub serving: Option<u64>,
-    /// The lease as this node last read or wrote it.
-    pub leader: Option<Lease>,
-    /// The store revision this node last saw (its coordinator's, while serving).
-    pub revision: u64,
-}
-
-impl NodeState {
-    /// The address of another node that holds the lease, where this node forwards.
-    pub fn forward_to(&self) -> Option<&str> {
-        if self.serving.is_some() {
-            return None;
-        }
-        self.leader
-            .as_ref()
-            .filter(|l| !l.is_released() && l.holder != self.node && !l.address.is_empty())
-            .map(|l| l.address.as_str())
-    }
-}
-
 /// A running Metasrv: the coordinator's driver task plus handles to reach it.
 #[derive(Clone)]
 pub struct Metasrv {
@@ -110,11 +85,12 @@ impl Metasrv {
         Self::start_node(store, single_node_election())
     }
 
-    /// Starts the driver task of one Metasrv node on the current runtime. The node runs the
-    /// core [`Election`] over `store`'s lease; once elected it loads the log and serves,
-    /// with every append fenced by its epoch. Requests that arrive before this node serves
-    /// wait up to 10 s for its election, and are refused with
-    /// [`CommitError::NotLeader`] (naming the leader) when another node leads.
+    /// Starts the driver task of one Metasrv node on the current runtime: the core
+    /// [`Node`] with [`NodeConfig::new`]'s settings, which runs the election over `store`'s
+    /// lease and, once elected, loads the log and serves, with every append fenced by its
+    /// epoch. Requests that arrive before this node serves wait up to 10 s for its
+    /// election, and are refused with [`CommitError::NotLeader`] (naming the leader) when
+    /// another node leads.
     ///
     /// # Errors
     /// [`MetasrvError::Config`] when the election settings are inconsistent.
@@ -126,7 +102,8 @@ impl Metasrv {
             node: election.node.clone(),
             ..NodeState::default()
         });
-        let election = Election::new(election).map_err(MetasrvError::Config)?;
+        let node = Node::new(NodeConfig::new(election, store.max_events_per_append()))
+            .map_err(MetasrvError::Config)?;
         let (commands, rx) = mpsc::channel(1024);
         let (events, _) = broadcast::channel(WATCH_BUFFER);
         let metasrv = Self {
@@ -139,7 +116,7 @@ impl Metasrv {
             leader_rpc: Arc::new(std::sync::Mutex::new(None)),
             peer_tls: None,
         };
-        tokio::spawn(drive(store, election, rx, events, state_tx));
+        tokio::spawn(drive(store, node, rx, events, state_tx));
         Ok(metasrv)
     }
 
@@ -350,12 +327,6 @@ impl Metasrv {
     }
 }
 
-/// How long a leader waits before it reads its log again after a failed read.
-const LOAD_RETRY: Duration = Duration::from_millis(100);
-
-/// How long a request waits for this node to be elected before it is refused.
-const ELECTION_WAIT: Duration = Duration::from_secs(10);
-
 /// The election settings of the only node over its store (the embedded `lake serve`, a
 /// single `lake metasrv --store rocksdb://…`): node id `embedded`, a 2 s lease renewed
 /// every 500 ms, a 200 ms clock bound, and [`ElectionConfig::exclusive`]: no other node
@@ -373,500 +344,155 @@ pub fn single_node_election() -> ElectionConfig {
     }
 }
 
-/// What the driver task reacts to.
-enum Event {
-    Command(Command),
-    /// The handles are gone: resign and stop.
-    Closed,
-    Election(ElectionInput),
-    /// Store answers carry the serving term they belong to: a node can serve the same epoch
-    /// twice (its lease lapsed, then a late renewal confirmed it) and each coordinator
-    /// numbers its writes from 1, so an answer from an earlier term must not reach a later
-    /// one. (Found by the cluster simulation.)
-    Written {
-        term: u64,
-        write_id: u64,
-        result: Result<(), StoreError>,
-    },
-    Loaded {
-        term: u64,
-        reconcile: bool,
-        after: u64,
-        result: Result<Vec<ChangeEvent>, StoreError>,
-    },
-    Tick,
-}
-
-/// What the leader holds while it serves `epoch`.
-struct Serving {
-    epoch: u64,
-    /// Unique per serving period of this driver.
-    term: u64,
-    /// `None` while the log is loading after the election (reconciliation).
-    coordinator: Option<Coordinator>,
-}
-
-/// The driver task's state: the election always, the coordinator while leading.
-struct Driver {
-    store: Arc<dyn EventStore>,
-    events: broadcast::Sender<ChangeEvent>,
-    election: Election,
-    serving: Option<Serving>,
-    waiting: HashMap<u64, ReplyTx>,
-    /// Commands that arrived while no coordinator was ready, with their arrival time.
-    queued: VecDeque<(Instant, Command)>,
-    next_request: u64,
-    terms: u64,
-    answers: mpsc::UnboundedSender<Event>,
-    /// Set by [`Metasrv::shutdown`]: resign, then answer this.
-    stopping: Option<oneshot::Sender<()>>,
+/// A request the node has not answered yet.
+enum Pending {
+    Mutate(ReplyTx),
+    Read(ReadFn),
 }
 
 type ReplyTx = oneshot::Sender<Result<Reply, CommitError>>;
 
+/// The driver task: the core [`Node`] and the I/O it asks for. It decides nothing.
+struct Driver {
+    node: Node,
+    store: Arc<dyn EventStore>,
+    events: broadcast::Sender<ChangeEvent>,
+    pending: HashMap<RequestId, Pending>,
+    next_request: RequestId,
+    answers: mpsc::UnboundedSender<(CallId, StoreAnswer)>,
+    /// Callers of [`Metasrv::shutdown`], answered once the node stopped.
+    stopping: Vec<oneshot::Sender<()>>,
+    stopped: bool,
+}
+
 impl Driver {
-    /// Runs a blocking store call off the runtime and feeds its result back as an event.
-    fn store_call<T: Send + 'static>(
-        &self,
-        call: impl FnOnce(&dyn EventStore) -> T + Send + 'static,
-        event: impl FnOnce(T) -> Event + Send + 'static,
-    ) {
-        let store = self.store.clone();
-        let answers = self.answers.clone();
-        tokio::task::spawn_blocking(move || {
-            let _ = answers.send(event(call(store.as_ref())));
-        });
-    }
-
-    fn election(&mut self, input: ElectionInput) {
-        self.election.handle(input, now_ms());
-        while let Some(output) = self.election.poll() {
+    /// Feeds `input` to the node and carries out everything it asks for.
+    fn handle(&mut self, input: NodeInput) {
+        self.node.handle(input, now_ms());
+        while let Some(output) = self.node.poll() {
             match output {
-                ElectionOutput::ReadLease => self.store_call(
-                    |store| store.read_lease(),
-                    |result| match result {
-                        Ok(lease) => Event::Election(ElectionInput::LeaseRead(lease)),
-                        Err(error) => {
-                            tracing::warn!(%error, "metasrv cannot read the lease");
-                            Event::Tick
-                        }
-                    },
-                ),
-                ElectionOutput::WriteLease {
-                    write_id,
-                    expected,
-                    lease,
-                } => self.store_call(
-                    move |store| store.write_lease(expected.as_ref(), &lease),
-                    move |result| {
-                        let outcome = match result {
-                            Ok(()) => {
-                                return Event::Election(ElectionInput::LeaseWritten { write_id });
-                            }
-                            Err(error) if error.not_written() => WriteOutcome::NotWritten,
-                            Err(error) => {
-                                tracing::warn!(%error, "metasrv lease write failed");
-                                WriteOutcome::Unknown
-                            }
-                        };
-                        Event::Election(ElectionInput::LeaseWriteFailed { write_id, outcome })
-                    },
-                ),
-                ElectionOutput::Elected { epoch } => {
-                    tracing::info!(epoch, node = %self.election.config().node, "metasrv elected leader; loading the store");
-                    self.step_down();
-                    self.terms += 1;
-                    let term = self.terms;
-                    self.serving = Some(Serving {
-                        epoch,
-                        term,
-                        coordinator: None,
+                NodeOutput::Call { call, op, .. } => {
+                    let store = self.store.clone();
+                    let answers = self.answers.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let _ = answers.send((call, op.run(store.as_ref())));
                     });
-                    self.load(term, true, 0);
                 }
-                ElectionOutput::SteppedDown { epoch } => {
-                    tracing::warn!(epoch, "metasrv stepped down");
-                    self.step_down();
-                }
-            }
-        }
-    }
-
-    /// Leaves the leader role: callers waiting on a write hear "outcome unknown".
-    fn step_down(&mut self) {
-        if self.serving.take().is_some() {
-            for (_, tx) in self.waiting.drain() {
-                let _ = tx.send(Err(CommitError::OutcomeUnknown(
-                    "this Metasrv node lost its leadership".into(),
-                )));
-            }
-        }
-    }
-
-    fn not_leader(&self) -> CommitError {
-        CommitError::NotLeader {
-            leader: match self.election.leader() {
-                Some(l) if !l.is_released() && l.holder != self.election.config().node => {
-                    format!("leader is {} at {}", l.holder, l.address)
-                }
-                _ => "no leader is elected yet".into(),
-            },
-        }
-    }
-
-    /// Answers `command` with `error`.
-    fn refuse(&mut self, command: Command, error: CommitError) {
-        match command {
-            Command::Mutate(_, reply) => {
-                let _ = reply.send(Err(error));
-            }
-            Command::Read(f) => f(Err(error)),
-            Command::Shutdown(done) => self.stopping = Some(done),
-        }
-    }
-
-    /// The node state for [`Metasrv::status`].
-    fn state(&self) -> NodeState {
-        let coordinator = self.serving.as_ref().and_then(|s| s.coordinator.as_ref());
-        NodeState {
-            node: self.election.config().node.clone(),
-            serving: self
-                .serving
-                .as_ref()
-                .filter(|_| self.ready())
-                .map(|s| s.epoch),
-            leader: self.election.leader().cloned(),
-            revision: coordinator.map_or(0, |c| c.registry().revision()),
-        }
-    }
-
-    /// Whether another node leads, so that waiting here is pointless.
-    fn other_leads(&self) -> bool {
-        self.election
-            .leader()
-            .is_some_and(|l| !l.is_released() && l.holder != self.election.config().node)
-    }
-
-    /// Whether this node still serves term `term` (answers for older terms are dropped).
-    fn serves(&self, term: u64) -> bool {
-        self.serving.as_ref().is_some_and(|s| s.term == term)
-    }
-
-    fn ready(&self) -> bool {
-        let now = now_ms();
-        self.serving
-            .as_ref()
-            .is_some_and(|s| s.coordinator.is_some() && self.election.leading(now) == Some(s.epoch))
-    }
-
-    fn command(&mut self, command: Command) {
-        if let Command::Shutdown(done) = command {
-            self.stopping = Some(done);
-            return;
-        }
-        if !self.ready() {
-            if self.other_leads() {
-                self.refuse(command, self.not_leader());
-            } else {
-                self.queued.push_back((Instant::now(), command));
-            }
-            return;
-        }
-        match command {
-            Command::Read(f) => {
-                if let Some(c) = self.serving.as_ref().and_then(|s| s.coordinator.as_ref()) {
-                    f(Ok(c.registry()));
-                }
-            }
-            Command::Shutdown(_) => {}
-            Command::Mutate(mutation, reply) => {
-                let id = self.next_request;
-                self.next_request += 1;
-                self.waiting.insert(id, reply);
-                self.coordinate(Input::Request { id, mutation });
-            }
-        }
-    }
-
-    /// Serves queued commands once ready; refuses those that waited too long.
-    fn drain_queue(&mut self) {
-        while self.ready()
-            && let Some((_, command)) = self.queued.pop_front()
-        {
-            self.command(command);
-        }
-        while let Some((since, _)) = self.queued.front() {
-            if since.elapsed() < ELECTION_WAIT && !self.other_leads() {
-                break;
-            }
-            if let Some((_, command)) = self.queued.pop_front() {
-                self.refuse(command, self.not_leader());
-            }
-        }
-    }
-
-    fn coordinate(&mut self, input: Input) {
-        let now = now_ms();
-        let fence = self.election.fence(now);
-        let Some(serving) = &mut self.serving else {
-            return;
-        };
-        let (epoch, term) = (serving.epoch, serving.term);
-        let Some(coordinator) = &mut serving.coordinator else {
-            return;
-        };
-        coordinator.handle(input, now);
-        let mut loads = Vec::new();
-        let mut writes = Vec::new();
-        while let Some(output) = coordinator.poll() {
-            match output {
-                Output::Write(write) => writes.push(write),
-                Output::Reply { id, result } => {
-                    if let Some(tx) = self.waiting.remove(&id) {
+                NodeOutput::Reply { id, result } => {
+                    if let Some(Pending::Mutate(tx)) = self.pending.remove(&id) {
                         let _ = tx.send(result);
                     }
                 }
-                Output::Publish(published) => {
+                NodeOutput::Readable { id, result } => {
+                    if let Some(Pending::Read(f)) = self.pending.remove(&id) {
+                        let not_serving = || CommitError::NotLeader {
+                            leader: "this Metasrv node stopped serving".into(),
+                        };
+                        f(result.and_then(|()| self.node.registry().ok_or_else(not_serving)));
+                    }
+                }
+                NodeOutput::Publish(published) => {
                     for event in published {
                         // No receivers is fine: watchers re-read the store on subscribe.
                         let _ = self.events.send(event);
                     }
                 }
-                Output::Load { after_revision } => loads.push(after_revision),
+                NodeOutput::Event(event) => log(&self.node, &event),
+                NodeOutput::Stopped => self.stopped = true,
             }
         }
-        for write in writes {
-            let write_id = write.write_id;
-            let Some(fence) = fence.clone().filter(|f| f.epoch == epoch) else {
-                // The lease ran out while planning: fail the write; the step down follows.
-                self.answers
-                    .send(Event::Written {
-                        term,
-                        write_id,
-                        result: Err(StoreError::ConditionFailed("leadership expired".into())),
-                    })
-                    .ok();
-                continue;
-            };
-            self.store_call(
-                move |store| store.append(&fence, write.base_revision, &write.events),
-                move |result| Event::Written {
-                    term,
-                    write_id,
-                    result,
-                },
-            );
-        }
-        for after in loads {
-            self.load(term, false, after);
-        }
     }
 
-    /// Reads the log after `after` for serving term `term`: all of it to reconcile after an
-    /// election, or the catch-up the coordinator asked for.
-    fn load(&self, term: u64, reconcile: bool, after: u64) {
-        self.store_call(
-            move |store| store.read_after(after, usize::MAX),
-            move |result| Event::Loaded {
-                term,
-                reconcile,
-                after,
-                result,
-            },
-        );
-    }
-
-    /// [`Self::load`] after [`LOAD_RETRY`].
-    fn load_later(&self, term: u64, reconcile: bool, after: u64) {
-        let store = self.store.clone();
-        let answers = self.answers.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(LOAD_RETRY).await;
-            let result = tokio::task::spawn_blocking(move || store.read_after(after, usize::MAX))
-                .await
-                .unwrap_or_else(|e| Err(StoreError::Io(format!("store read task: {e}"))));
-            let _ = answers.send(Event::Loaded {
-                term,
-                reconcile,
-                after,
-                result,
-            });
-        });
-    }
-
-    fn loaded(
-        &mut self,
-        term: u64,
-        reconcile: bool,
-        after: u64,
-        result: Result<Vec<ChangeEvent>, StoreError>,
-    ) {
-        if !self.serves(term) {
-            return;
-        }
-        let events = match result {
-            Ok(events) => events,
-            Err(error) => {
-                // Nothing is served from a view that may be stale: the term waits (its
-                // requests queued) and reads again while the election still leads. Giving
-                // up the term here would leave the election leading a node that never
-                // serves, as nothing would elect it again.
-                tracing::warn!(%error, reconcile, "metasrv cannot read its store; reading again");
-                self.load_later(term, reconcile, after);
-                return;
+    fn command(&mut self, command: Command) {
+        let (request, pending) = match command {
+            Command::Shutdown(done) => {
+                self.stopping.push(done);
+                return self.handle(NodeInput::Resign);
             }
+            Command::Mutate(mutation, tx) => (NodeRequest::Mutate(mutation), Pending::Mutate(tx)),
+            Command::Read(f) => (NodeRequest::Read, Pending::Read(f)),
         };
-        if reconcile {
-            let registry = match Registry::from_log(&events) {
-                Ok(registry) => registry,
-                Err(error) => {
-                    tracing::error!(%error, "metasrv store does not replay; not serving");
-                    self.step_down();
-                    return;
-                }
-            };
-            if let Some(serving) = &mut self.serving {
-                tracing::info!(
-                    epoch = serving.epoch,
-                    revision = registry.revision(),
-                    "metasrv serving"
-                );
-                let batch_max = BATCH_MAX.min(self.store.max_events_per_append());
-                serving.coordinator = Some(Coordinator::new(registry, batch_max));
-            }
-        } else {
-            self.coordinate(Input::Loaded(events));
-        }
+        let id = self.next_request;
+        self.next_request += 1;
+        self.pending.insert(id, pending);
+        self.handle(NodeInput::Request { id, request });
     }
+}
 
-    fn written(&mut self, term: u64, write_id: u64, result: Result<(), StoreError>) {
-        if !self.serves(term) {
-            return;
+/// The log line for `event`.
+fn log(node: &Node, event: &NodeEvent) {
+    let id = &node.config().election.node;
+    match event {
+        NodeEvent::Elected { epoch } => {
+            tracing::info!(epoch, node = %id, "metasrv elected leader; loading the store");
         }
-        let input = match result {
-            Ok(()) => Input::WriteDone { write_id },
-            Err(error) => {
-                let outcome = if error.not_written() {
-                    WriteOutcome::NotWritten
-                } else {
-                    WriteOutcome::Unknown
-                };
-                tracing::warn!(%error, "metasrv store write failed");
-                Input::WriteFailed {
-                    write_id,
-                    outcome,
-                    message: error.to_string(),
-                }
-            }
-        };
-        self.coordinate(input);
+        NodeEvent::Serving { epoch, revision } => {
+            tracing::info!(epoch, revision, "metasrv serving");
+        }
+        NodeEvent::SteppedDown { epoch } => tracing::warn!(epoch, "metasrv stepped down"),
+        NodeEvent::Unreplayable { error } => {
+            tracing::error!(%error, "metasrv store does not replay; not serving");
+        }
+        NodeEvent::StoreFailed { what, error } => {
+            tracing::warn!(%error, "metasrv store call failed: {what}");
+        }
+        NodeEvent::Released { released: true } => tracing::info!("metasrv released its lease"),
+        NodeEvent::Released { released: false } => {
+            tracing::warn!("metasrv could not release its lease");
+        }
     }
 }
 
 async fn drive(
     store: Arc<dyn EventStore>,
-    election: Election,
+    node: Node,
     mut commands: mpsc::Receiver<Command>,
     events: broadcast::Sender<ChangeEvent>,
     state: watch::Sender<NodeState>,
 ) {
     let (answers, mut answer_rx) = mpsc::unbounded_channel();
     let mut driver = Driver {
+        node,
         store,
         events,
-        election,
-        serving: None,
-        waiting: HashMap::new(),
-        queued: VecDeque::new(),
+        pending: HashMap::new(),
         next_request: 1,
-        terms: 0,
         answers,
-        stopping: None,
+        stopping: Vec::new(),
+        stopped: false,
     };
-    loop {
+    let mut closed = false;
+    while !driver.stopped {
         let wait_ms = driver
-            .election
+            .node
             .next_deadline_ms()
             .saturating_sub(now_ms())
             .clamp(1, 500);
-        let event = tokio::select! {
-            Some(event) = answer_rx.recv() => event,
-            command = commands.recv() => command.map_or(Event::Closed, Event::Command),
-            () = tokio::time::sleep(Duration::from_millis(wait_ms.unsigned_abs())) => Event::Tick,
-        };
-        match event {
-            Event::Closed => {
-                driver.resign().await;
-                return;
+        tokio::select! {
+            Some((call, answer)) = answer_rx.recv() => {
+                driver.handle(NodeInput::Answer { call, answer });
             }
-            Event::Command(command) => driver.command(command),
-            Event::Election(input) => driver.election(input),
-            Event::Written {
-                term,
-                write_id,
-                result,
-            } => driver.written(term, write_id, result),
-            Event::Loaded {
-                term,
-                reconcile,
-                after,
-                result,
-            } => driver.loaded(term, reconcile, after, result),
-            Event::Tick => {}
+            command = commands.recv(), if !closed => match command {
+                Some(command) => driver.command(command),
+                None => {
+                    // The handles are gone: resign and stop.
+                    closed = true;
+                    driver.handle(NodeInput::Resign);
+                }
+            },
+            () = tokio::time::sleep(Duration::from_millis(wait_ms.unsigned_abs())) => {
+                driver.handle(NodeInput::Tick);
+            }
         }
-        if let Some(done) = driver.stopping.take() {
-            driver.resign().await;
-            let _ = done.send(());
-            return;
-        }
-        driver.election(ElectionInput::Tick);
-        driver.drain_queue();
-        let now = driver.state();
+        let now = driver.node.state(now_ms());
         state.send_if_modified(|seen| {
-            // Keep the last known revision while not serving.
-            let now = NodeState {
-                revision: if now.serving.is_some() {
-                    now.revision
-                } else {
-                    seen.revision
-                },
-                ..now.clone()
-            };
             let changed = *seen != now;
             *seen = now;
             changed
         });
     }
-}
-
-impl Driver {
-    /// Gives the leadership up and writes the released lease before returning.
-    async fn resign(&mut self) {
-        self.election.handle(ElectionInput::Resign, now_ms());
-        self.step_down();
-        while let Some(output) = self.election.poll() {
-            if let ElectionOutput::WriteLease {
-                expected, lease, ..
-            } = output
-            {
-                let store = self.store.clone();
-                let written = tokio::task::spawn_blocking(move || {
-                    store.write_lease(expected.as_ref(), &lease)
-                })
-                .await;
-                match written {
-                    Ok(Ok(())) => tracing::info!("metasrv released its lease"),
-                    Ok(Err(error)) => tracing::warn!(%error, "metasrv could not release its lease"),
-                    Err(error) => tracing::warn!(%error, "metasrv lease release task failed"),
-                }
-            }
-        }
-        for (_, command) in std::mem::take(&mut self.queued) {
-            let error = CommitError::NotLeader {
-                leader: "this Metasrv node is shutting down".into(),
-            };
-            self.refuse(command, error);
-        }
+    for done in driver.stopping {
+        let _ = done.send(());
     }
 }
 

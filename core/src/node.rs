@@ -1,0 +1,831 @@
+//! One Metasrv node: the machine that composes the [`Election`] and, while this node
+//! serves, a [`Coordinator`] over the store's log. The tokio shell (`lake-metasrv`) and the
+//! cluster simulation (`lake-simtests`) both drive this machine; neither decides anything a
+//! node decides.
+//!
+//! What it owns:
+//! * **Terms.** Each [`ElectionOutput::Elected`] opens a serving term: the log is read
+//!   whole ([`StoreCall::ReadLog`]) and replayed into a new [`Coordinator`] before anything
+//!   is served (reconciliation adopts what an earlier leader left with an unknown outcome).
+//!   A node can serve the same epoch twice (its lease lapsed, then a late renewal confirmed
+//!   it), and each coordinator numbers its writes from 1, so every store call belongs to the
+//!   term that issued it and an answer for an earlier term is dropped. (Found by the
+//!   cluster simulation, seed 23957.)
+//! * **Admission.** A request that arrives while this node is not ready (not elected, or
+//!   still reading its log) waits in a queue, up to `queue_wait_ms`, and is refused with
+//!   [`CommitError::NotLeader`] (naming the leader) as soon as another node leads. A node
+//!   that does not serve but knows the leader tells its callers where to go
+//!   ([`NodeState::forward_to`]).
+//! * **Fencing.** Every [`StoreCall::Append`] carries the [`Fence`] of the epoch it was
+//!   planned for; a write planned after this node's lease lapsed fails as not written
+//!   without reaching the store, and the step down follows.
+//! * **Store deadlines.** Every call carries `deadline_ms`; an answer that has not come by
+//!   then is taken as an unknown outcome (a write may still apply: the coordinator reads
+//!   the log again), and a late answer is ignored. A failed log read is retried after
+//!   `load_retry_ms` while the election still leads: nothing is served from a view that may
+//!   be stale, and giving up the term would leave the election leading a node that never
+//!   serves.
+//! * **Resigning.** [`NodeInput::Resign`] steps down, refuses what waits, writes the
+//!   released lease and reports [`NodeOutput::Stopped`] once that write is answered (or
+//!   its deadline passed).
+//!
+//! Calling contract (as for quinn-proto's `Connection` and str0m's `Rtc`): feed one
+//! [`NodeInput`] with the node's clock through [`Node::handle`], then drain
+//! [`Node::poll`] until it returns `None`, carrying out every [`NodeOutput`]; when no input
+//! arrives, call `handle(NodeInput::Tick, now)` no later than [`Node::next_deadline_ms`].
+//! Answer every [`NodeOutput::Call`] at most once with [`NodeInput::Answer`] and the same
+//! `call` id; a call whose answer is lost is simply never answered.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use crate::commit::{Input, Mutation, Output, Reply, RequestId};
+use crate::election::{Election, ElectionConfig, ElectionInput, ElectionOutput, Fence, Lease};
+use crate::error::CommitError;
+use crate::registry::{ChangeEvent, Registry};
+use crate::store::{EventStore, StoreError};
+use crate::{Coordinator, WriteOutcome};
+
+/// Pairs a [`NodeOutput::Call`] with its [`NodeInput::Answer`]; unique per [`Node`].
+pub type CallId = u64;
+
+/// Settings of one node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeConfig {
+    /// The node's election settings (its id and address among them).
+    pub election: ElectionConfig,
+    /// Most mutations grouped into one store append: the shell's cap, already lowered to
+    /// what the store accepts ([`crate::EventStore::max_events_per_append`]). At least 1.
+    pub batch_max: usize,
+    /// How long a request waits for this node to serve before it is refused, in ms.
+    pub queue_wait_ms: i64,
+    /// How long after a failed log read the node reads again, in ms.
+    pub load_retry_ms: i64,
+    /// How long a store call may take before its outcome counts as unknown, in ms.
+    pub store_deadline_ms: i64,
+}
+
+impl NodeConfig {
+    /// Most mutations in one group commit, unless the store takes fewer.
+    pub const BATCH_MAX: usize = 256;
+    /// How long a request waits for an election: 10 s.
+    pub const QUEUE_WAIT_MS: i64 = 10_000;
+    /// How soon a failed log read is retried: 100 ms.
+    pub const LOAD_RETRY_MS: i64 = 100;
+    /// How long a store call may take: 5 s, past a synced RocksDB write on a starved
+    /// machine and the DynamoDB SDK's own retries, and short enough that a lost answer
+    /// does not stall commits for long (the coordinator then reads the log again).
+    pub const STORE_DEADLINE_MS: i64 = 5_000;
+
+    /// The settings Lake runs `election` with over a store whose appends take at most
+    /// `max_events_per_append` events: the constants above. The shell and the
+    /// simulation both start nodes from this, so they group, wait and time out alike.
+    pub fn new(election: ElectionConfig, max_events_per_append: usize) -> Self {
+        Self {
+            election,
+            batch_max: Self::BATCH_MAX.min(max_events_per_append).max(1),
+            queue_wait_ms: Self::QUEUE_WAIT_MS,
+            load_retry_ms: Self::LOAD_RETRY_MS,
+            store_deadline_ms: Self::STORE_DEADLINE_MS,
+        }
+    }
+}
+
+/// What a caller asks of a node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeRequest {
+    /// Apply a mutation (answered once durable).
+    Mutate(Mutation),
+    /// Read the durable registry: answered with [`NodeOutput::Readable`].
+    Read,
+}
+
+/// A store call the shell carries out against its [`crate::EventStore`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreCall {
+    /// [`crate::EventStore::read_lease`]; answer [`StoreAnswer::Lease`].
+    ReadLease,
+    /// [`crate::EventStore::write_lease`]; answer [`StoreAnswer::Written`].
+    WriteLease {
+        expected: Option<Lease>,
+        lease: Lease,
+    },
+    /// [`crate::EventStore::append`]; answer [`StoreAnswer::Written`].
+    Append {
+        fence: Fence,
+        base_revision: u64,
+        events: Vec<ChangeEvent>,
+    },
+    /// [`crate::EventStore::read_after`]; answer [`StoreAnswer::Log`].
+    ReadLog { after: u64, limit: usize },
+}
+
+impl StoreCall {
+    /// Carries the call out against `store` (blocking: a store round trip). The shell and
+    /// the simulation both run calls through this, so they ask the store the same thing.
+    pub fn run(self, store: &dyn EventStore) -> StoreAnswer {
+        match self {
+            Self::ReadLease => StoreAnswer::Lease(store.read_lease()),
+            Self::WriteLease { expected, lease } => {
+                StoreAnswer::Written(store.write_lease(expected.as_ref(), &lease))
+            }
+            Self::Append {
+                fence,
+                base_revision,
+                events,
+            } => StoreAnswer::Written(store.append(&fence, base_revision, &events)),
+            Self::ReadLog { after, limit } => StoreAnswer::Log(store.read_after(after, limit)),
+        }
+    }
+}
+
+/// The store's answer to a [`StoreCall`].
+#[derive(Debug)]
+pub enum StoreAnswer {
+    Lease(Result<Option<Lease>, StoreError>),
+    Written(Result<(), StoreError>),
+    Log(Result<Vec<ChangeEvent>, StoreError>),
+}
+
+/// Inputs of a [`Node`].
+#[derive(Debug)]
+pub enum NodeInput {
+    /// A caller's request; `id` is the caller's and comes back in [`NodeOutput::Reply`].
+    Request { id: RequestId, request: NodeRequest },
+    /// The answer to [`NodeOutput::Call`] `call`.
+    Answer { call: CallId, answer: StoreAnswer },
+    /// Time passed.
+    Tick,
+    /// Stop: step down, refuse what waits, release the lease.
+    Resign,
+}
+
+/// Something worth a log line (and a checker's attention).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeEvent {
+    /// Won `epoch`; reading the log before serving.
+    Elected { epoch: u64 },
+    /// Serving `epoch` from the registry at `revision`.
+    Serving { epoch: u64, revision: u64 },
+    /// No longer leads `epoch`.
+    SteppedDown { epoch: u64 },
+    /// The log does not replay: this term serves nothing.
+    Unreplayable { error: String },
+    /// A store call failed (or passed its deadline); `what` names it.
+    StoreFailed { what: &'static str, error: String },
+    /// The released lease was written (or the write failed: `released` false).
+    Released { released: bool },
+}
+
+/// Outputs of a [`Node`]; see the module docs.
+#[derive(Debug)]
+pub enum NodeOutput {
+    /// Carry out `op` and feed its answer back as [`NodeInput::Answer`] with `call`. The
+    /// node stops waiting at `deadline_ms` (its clock).
+    Call {
+        call: CallId,
+        op: StoreCall,
+        deadline_ms: i64,
+    },
+    /// Answer mutation `id`.
+    Reply {
+        id: RequestId,
+        result: Result<Reply, CommitError>,
+    },
+    /// Answer read `id`: on `Ok`, read [`Node::registry`] before feeding the next input.
+    Readable {
+        id: RequestId,
+        result: Result<(), CommitError>,
+    },
+    /// Durable events, in revision order and without gaps within a term, for watchers.
+    Publish(Vec<ChangeEvent>),
+    /// For logs and checkers.
+    Event(NodeEvent),
+    /// After [`NodeInput::Resign`]: the lease is released (or cannot be); the node is done.
+    Stopped,
+}
+
+/// One node's view of the cluster, for health, readiness and forwarding.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeState {
+    /// This node's id.
+    pub node: String,
+    /// The epoch this node serves as leader (elected and the log loaded).
+    pub serving: Option<u64>,
+    /// The lease as this node last read or wrote it.
+    pub leader: Option<Lease>,
+    /// The store revision this node last saw (kept while it does not serve).
+    pub revision: u64,
+}
+
+impl NodeState {
+    /// The address of another node that holds the lease, where this node sends callers
+    /// (forwarding a request at most once).
+    pub fn forward_to(&self) -> Option<&str> {
+        if self.serving.is_some() {
+            return None;
+        }
+        self.leader
+            .as_ref()
+            .filter(|l| !l.is_released() && l.holder != self.node && !l.address.is_empty())
+            .map(|l| l.address.as_str())
+    }
+}
+
+/// What a store call was for.
+#[derive(Clone, Copy, Debug)]
+enum Purpose {
+    ReadLease,
+    WriteLease {
+        write_id: u64,
+    },
+    Release,
+    Append {
+        term: u64,
+        write_id: u64,
+    },
+    Load {
+        term: u64,
+        reconcile: bool,
+        after: u64,
+    },
+}
+
+/// The serving term: from [`ElectionOutput::Elected`] to the step down.
+struct Term {
+    epoch: u64,
+    /// Unique per [`Node`].
+    id: u64,
+    /// `None` while the log is read (reconciliation).
+    coordinator: Option<Coordinator>,
+    /// Mutations handed to the coordinator and not answered yet.
+    waiting: BTreeSet<RequestId>,
+    /// When to read the log again after a failed read: `(at_ms, reconcile, after)`.
+    retry: Option<(i64, bool, u64)>,
+    /// The last revision published in this term.
+    published: u64,
+}
+
+/// A Metasrv node. See the module docs for the calling contract.
+pub struct Node {
+    config: NodeConfig,
+    election: Election,
+    term: Option<Term>,
+    terms: u64,
+    queue: VecDeque<(i64, RequestId, NodeRequest)>,
+    calls: BTreeMap<CallId, (Purpose, i64)>,
+    next_call: CallId,
+    revision: u64,
+    resigning: bool,
+    outputs: VecDeque<NodeOutput>,
+}
+
+impl Node {
+    /// A node that has seen nothing yet; its first tick reads the lease.
+    ///
+    /// # Errors
+    /// The reason when the election settings are inconsistent
+    /// ([`ElectionConfig::validate`]) or `batch_max` is 0.
+    pub fn new(config: NodeConfig) -> Result<Self, String> {
+        if config.batch_max == 0 {
+            return Err("batch_max must be at least 1".into());
+        }
+        let election = Election::new(config.election.clone())?;
+        Ok(Self {
+            config,
+            election,
+            term: None,
+            terms: 0,
+            queue: VecDeque::new(),
+            calls: BTreeMap::new(),
+            next_call: 1,
+            revision: 0,
+            resigning: false,
+            outputs: VecDeque::new(),
+        })
+    }
+
+    /// The node's settings.
+    pub fn config(&self) -> &NodeConfig {
+        &self.config
+    }
+
+    /// The election this node runs (for checkers: [`Election::leading`]).
+    pub fn election(&self) -> &Election {
+        &self.election
+    }
+
+    /// The durable registry while this node serves.
+    pub fn registry(&self) -> Option<&Registry> {
+        self.term
+            .as_ref()?
+            .coordinator
+            .as_ref()
+            .map(Coordinator::registry)
+    }
+
+    /// Whether this node serves at `now_ms`: elected, its log read, its lease valid.
+    pub fn ready(&self, now_ms: i64) -> bool {
+        self.term.as_ref().is_some_and(|t| {
+            t.coordinator.is_some() && self.election.leading(now_ms) == Some(t.epoch)
+        })
+    }
+
+    /// This node's view at `now_ms`.
+    pub fn state(&self, now_ms: i64) -> NodeState {
+        NodeState {
+            node: self.config.election.node.clone(),
+            serving: self
+                .term
+                .as_ref()
+                .filter(|_| self.ready(now_ms))
+                .map(|t| t.epoch),
+            leader: self.election.leader().cloned(),
+            revision: self.revision,
+        }
+    }
+
+    /// When [`NodeInput::Tick`] is due, in this node's milliseconds.
+    pub fn next_deadline_ms(&self) -> i64 {
+        let mut next = self.election.next_deadline_ms();
+        if let Some((since, _, _)) = self.queue.front() {
+            next = next.min(since.saturating_add(self.config.queue_wait_ms));
+        }
+        if let Some((at, _, _)) = self.term.as_ref().and_then(|t| t.retry) {
+            next = next.min(at);
+        }
+        for (_, deadline) in self.calls.values() {
+            next = next.min(*deadline);
+        }
+        next
+    }
+
+    /// Feeds one input at this node's time `now_ms`; drain [`Self::poll`] afterwards.
+    pub fn handle(&mut self, input: NodeInput, now_ms: i64) {
+        match input {
+            NodeInput::Request { id, request } => self.request(id, request, now_ms),
+            NodeInput::Answer { call, answer } => {
+                if let Some((purpose, _)) = self.calls.remove(&call) {
+                    self.answer(purpose, answer, now_ms);
+                }
+            }
+            NodeInput::Tick => {}
+            NodeInput::Resign => self.resign(now_ms),
+        }
+        self.on_time(now_ms);
+    }
+
+    /// Next output, or `None` until the next input.
+    #[must_use]
+    pub fn poll(&mut self) -> Option<NodeOutput> {
+        self.outputs.pop_front()
+    }
+
+    fn on_time(&mut self, now_ms: i64) {
+        let expired: Vec<(CallId, Purpose)> = self
+            .calls
+            .iter()
+            .filter(|(_, (_, deadline))| now_ms >= *deadline)
+            .map(|(call, (purpose, _))| (*call, *purpose))
+            .collect();
+        for (call, purpose) in expired {
+            self.calls.remove(&call);
+            let error = || {
+                StoreError::Io(format!(
+                    "no answer within {} ms",
+                    self.config.store_deadline_ms
+                ))
+            };
+            let answer = match purpose {
+                Purpose::ReadLease => StoreAnswer::Lease(Err(error())),
+                Purpose::Load { .. } => StoreAnswer::Log(Err(error())),
+                Purpose::WriteLease { .. } | Purpose::Release | Purpose::Append { .. } => {
+                    StoreAnswer::Written(Err(error()))
+                }
+            };
+            self.answer(purpose, answer, now_ms);
+        }
+        if self.resigning {
+            return;
+        }
+        self.elect(ElectionInput::Tick, now_ms);
+        if let Some(term) = &mut self.term
+            && let Some((at, reconcile, after)) = term.retry
+            && now_ms >= at
+        {
+            term.retry = None;
+            let id = term.id;
+            self.load(id, reconcile, after, now_ms);
+        }
+        self.admit(now_ms);
+    }
+
+    fn call(&mut self, purpose: Purpose, op: StoreCall, now_ms: i64) {
+        let call = self.next_call;
+        self.next_call += 1;
+        let deadline_ms = now_ms.saturating_add(self.config.store_deadline_ms);
+        self.calls.insert(call, (purpose, deadline_ms));
+        self.outputs.push_back(NodeOutput::Call {
+            call,
+            op,
+            deadline_ms,
+        });
+    }
+
+    fn event(&mut self, event: NodeEvent) {
+        self.outputs.push_back(NodeOutput::Event(event));
+    }
+
+    /// Refuses request `id` with `error`.
+    fn refuse(&mut self, id: RequestId, request: &NodeRequest, error: CommitError) {
+        self.outputs.push_back(match request {
+            NodeRequest::Mutate(_) => NodeOutput::Reply {
+                id,
+                result: Err(error),
+            },
+            NodeRequest::Read => NodeOutput::Readable {
+                id,
+                result: Err(error),
+            },
+        });
+    }
+
+    fn elect(&mut self, input: ElectionInput, now_ms: i64) {
+        self.election.handle(input, now_ms);
+        while let Some(output) = self.election.poll() {
+            match output {
+                ElectionOutput::ReadLease => {
+                    self.call(Purpose::ReadLease, StoreCall::ReadLease, now_ms);
+                }
+                ElectionOutput::WriteLease {
+                    write_id,
+                    expected,
+                    lease,
+                } => {
+                    let purpose = if self.resigning {
+                        Purpose::Release
+                    } else {
+                        Purpose::WriteLease { write_id }
+                    };
+                    self.call(purpose, StoreCall::WriteLease { expected, lease }, now_ms);
+                }
+                ElectionOutput::Elected { epoch } => {
+                    self.event(NodeEvent::Elected { epoch });
+                    self.step_down();
+                    self.terms += 1;
+                    let id = self.terms;
+                    self.term = Some(Term {
+                        epoch,
+                        id,
+                        coordinator: None,
+                        waiting: BTreeSet::new(),
+                        retry: None,
+                        published: 0,
+                    });
+                    self.load(id, true, 0, now_ms);
+                }
+                ElectionOutput::SteppedDown { epoch } => {
+                    self.event(NodeEvent::SteppedDown { epoch });
+                    self.step_down();
+                }
+            }
+        }
+    }
+
+    /// Leaves the serving term: callers waiting on a write hear "outcome unknown".
+    fn step_down(&mut self) {
+        if let Some(term) = self.term.take() {
+            for id in term.waiting {
+                self.outputs.push_back(NodeOutput::Reply {
+                    id,
+                    result: Err(CommitError::OutcomeUnknown(
+                        "this Metasrv node lost its leadership".into(),
+                    )),
+                });
+            }
+        }
+    }
+
+    fn not_leader(&self) -> CommitError {
+        let leader = if self.resigning {
+            "this Metasrv node is shutting down".into()
+        } else {
+            match self.election.leader() {
+                Some(l) if !l.is_released() && l.holder != self.config.election.node => {
+                    format!("leader is {} at {}", l.holder, l.address)
+                }
+                _ => "no leader is elected yet".into(),
+            }
+        };
+        CommitError::NotLeader { leader }
+    }
+
+    /// Whether another node leads, so that waiting here is pointless.
+    fn other_leads(&self) -> bool {
+        self.election
+            .leader()
+            .is_some_and(|l| !l.is_released() && l.holder != self.config.election.node)
+    }
+
+    fn request(&mut self, id: RequestId, request: NodeRequest, now_ms: i64) {
+        if self.resigning || (!self.ready(now_ms) && self.other_leads()) {
+            let error = self.not_leader();
+            self.refuse(id, &request, error);
+        } else if self.ready(now_ms) {
+            self.serve(id, request, now_ms);
+        } else {
+            self.queue.push_back((now_ms, id, request));
+        }
+    }
+
+    /// Serves `request` (the node is ready).
+    fn serve(&mut self, id: RequestId, request: NodeRequest, now_ms: i64) {
+        match request {
+            NodeRequest::Read => self
+                .outputs
+                .push_back(NodeOutput::Readable { id, result: Ok(()) }),
+            NodeRequest::Mutate(mutation) => {
+                if let Some(term) = &mut self.term {
+                    term.waiting.insert(id);
+                }
+                self.coordinate(Input::Request { id, mutation }, now_ms);
+            }
+        }
+    }
+
+    /// Serves queued requests once ready; refuses those that waited too long or that
+    /// another node's leadership makes pointless.
+    fn admit(&mut self, now_ms: i64) {
+        while self.ready(now_ms)
+            && let Some((_, id, request)) = self.queue.pop_front()
+        {
+            self.serve(id, request, now_ms);
+        }
+        while let Some((since, _, _)) = self.queue.front() {
+            if now_ms < since.saturating_add(self.config.queue_wait_ms) && !self.other_leads() {
+                break;
+            }
+            if let Some((_, id, request)) = self.queue.pop_front() {
+                let error = self.not_leader();
+                self.refuse(id, &request, error);
+            }
+        }
+    }
+
+    fn coordinate(&mut self, input: Input, now_ms: i64) {
+        let fence = self.election.fence(now_ms);
+        let mut inputs = VecDeque::from([input]);
+        while let Some(input) = inputs.pop_front() {
+            let Some(term) = &mut self.term else {
+                return;
+            };
+            let Some(coordinator) = &mut term.coordinator else {
+                return;
+            };
+            coordinator.handle(input, now_ms);
+            let (epoch, id) = (term.epoch, term.id);
+            let mut calls = Vec::new();
+            while let Some(output) = coordinator.poll() {
+                match output {
+                    Output::Write(write) => {
+                        match fence.clone().filter(|f| f.epoch == epoch) {
+                            Some(fence) => calls.push((
+                                Purpose::Append {
+                                    term: id,
+                                    write_id: write.write_id,
+                                },
+                                StoreCall::Append {
+                                    fence,
+                                    base_revision: write.base_revision,
+                                    events: write.events,
+                                },
+                            )),
+                            // The lease ran out while planning: fail the write without
+                            // reaching the store; the step down follows.
+                            None => inputs.push_back(Input::WriteFailed {
+                                write_id: write.write_id,
+                                outcome: WriteOutcome::NotWritten,
+                                message: "this Metasrv node's leadership expired".into(),
+                            }),
+                        }
+                    }
+                    Output::Reply { id, result } => {
+                        term.waiting.remove(&id);
+                        self.outputs.push_back(NodeOutput::Reply { id, result });
+                    }
+                    Output::Publish(events) => {
+                        for event in &events {
+                            debug_assert_eq!(
+                                event.revision,
+                                term.published + 1,
+                                "a term publishes a gap-free history"
+                            );
+                            term.published = event.revision;
+                        }
+                        debug_assert!(
+                            term.published <= coordinator.registry().revision(),
+                            "only durable events are published"
+                        );
+                        self.revision = coordinator.registry().revision();
+                        self.outputs.push_back(NodeOutput::Publish(events));
+                    }
+                    Output::Load { after_revision } => calls.push((
+                        Purpose::Load {
+                            term: id,
+                            reconcile: false,
+                            after: after_revision,
+                        },
+                        StoreCall::ReadLog {
+                            after: after_revision,
+                            limit: usize::MAX,
+                        },
+                    )),
+                }
+            }
+            for (purpose, op) in calls {
+                self.call(purpose, op, now_ms);
+            }
+        }
+    }
+
+    /// Reads the log after `after` for term `term`: all of it to reconcile after an
+    /// election, or the catch-up the coordinator asked for.
+    fn load(&mut self, term: u64, reconcile: bool, after: u64, now_ms: i64) {
+        let purpose = Purpose::Load {
+            term,
+            reconcile,
+            after,
+        };
+        let op = StoreCall::ReadLog {
+            after,
+            limit: usize::MAX,
+        };
+        self.call(purpose, op, now_ms);
+    }
+
+    fn serves(&self, term: u64) -> bool {
+        self.term.as_ref().is_some_and(|t| t.id == term)
+    }
+
+    fn answer(&mut self, purpose: Purpose, answer: StoreAnswer, now_ms: i64) {
+        match (purpose, answer) {
+            (Purpose::ReadLease, StoreAnswer::Lease(result)) => match result {
+                Ok(lease) => self.elect(ElectionInput::LeaseRead(lease), now_ms),
+                Err(error) => self.failed("reading the lease", &error),
+            },
+            (Purpose::WriteLease { write_id }, StoreAnswer::Written(result)) => {
+                let input = match result {
+                    Ok(()) => ElectionInput::LeaseWritten { write_id },
+                    Err(error) => {
+                        self.failed("writing the lease", &error);
+                        ElectionInput::LeaseWriteFailed {
+                            write_id,
+                            outcome: outcome_of(&error),
+                        }
+                    }
+                };
+                self.elect(input, now_ms);
+            }
+            (Purpose::Release, StoreAnswer::Written(result)) => {
+                if let Err(error) = &result {
+                    self.failed("releasing the lease", error);
+                }
+                self.event(NodeEvent::Released {
+                    released: result.is_ok(),
+                });
+                self.outputs.push_back(NodeOutput::Stopped);
+            }
+            (Purpose::Append { term, write_id }, StoreAnswer::Written(result)) => {
+                if !self.serves(term) {
+                    return;
+                }
+                let input = match result {
+                    Ok(()) => Input::WriteDone { write_id },
+                    Err(error) => {
+                        self.failed("appending to the log", &error);
+                        Input::WriteFailed {
+                            write_id,
+                            outcome: outcome_of(&error),
+                            message: error.to_string(),
+                        }
+                    }
+                };
+                self.coordinate(input, now_ms);
+            }
+            (
+                Purpose::Load {
+                    term,
+                    reconcile,
+                    after,
+                },
+                StoreAnswer::Log(result),
+            ) => {
+                if self.serves(term) {
+                    self.loaded(reconcile, after, result, now_ms);
+                }
+            }
+            (purpose, answer) => {
+                debug_assert!(false, "{answer:?} does not answer {purpose:?}");
+            }
+        }
+    }
+
+    fn failed(&mut self, what: &'static str, error: &StoreError) {
+        self.event(NodeEvent::StoreFailed {
+            what,
+            error: error.to_string(),
+        });
+    }
+
+    fn loaded(
+        &mut self,
+        reconcile: bool,
+        after: u64,
+        result: Result<Vec<ChangeEvent>, StoreError>,
+        now_ms: i64,
+    ) {
+        let events = match result {
+            Ok(events) => events,
+            Err(error) => {
+                self.failed("reading the log", &error);
+                if let Some(term) = &mut self.term {
+                    term.retry = Some((
+                        now_ms.saturating_add(self.config.load_retry_ms),
+                        reconcile,
+                        after,
+                    ));
+                }
+                return;
+            }
+        };
+        if !reconcile {
+            self.coordinate(Input::Loaded(events), now_ms);
+            return;
+        }
+        match Registry::from_log(&events) {
+            Ok(registry) => {
+                let Some(term) = &mut self.term else {
+                    return;
+                };
+                let revision = registry.revision();
+                debug_assert!(term.coordinator.is_none(), "a term reconciles once");
+                term.published = revision;
+                term.coordinator = Some(Coordinator::new(registry, self.config.batch_max));
+                self.revision = revision;
+                let epoch = term.epoch;
+                self.event(NodeEvent::Serving { epoch, revision });
+                self.admit(now_ms);
+            }
+            Err(error) => {
+                // Serving nothing is the only safe answer; the term ends, and the
+                // election keeps the lease so no other node serves from this log either.
+                self.event(NodeEvent::Unreplayable {
+                    error: error.to_string(),
+                });
+                self.step_down();
+            }
+        }
+    }
+
+    fn resign(&mut self, now_ms: i64) {
+        if self.resigning {
+            return;
+        }
+        self.resigning = true;
+        self.election.handle(ElectionInput::Resign, now_ms);
+        let mut released = false;
+        while let Some(output) = self.election.poll() {
+            match output {
+                ElectionOutput::WriteLease {
+                    expected, lease, ..
+                } => {
+                    released = true;
+                    self.call(
+                        Purpose::Release,
+                        StoreCall::WriteLease { expected, lease },
+                        now_ms,
+                    );
+                }
+                ElectionOutput::SteppedDown { epoch } => {
+                    self.event(NodeEvent::SteppedDown { epoch });
+                }
+                ElectionOutput::ReadLease | ElectionOutput::Elected { .. } => {}
+            }
+        }
+        self.step_down();
+        for (_, id, request) in std::mem::take(&mut self.queue) {
+            let error = self.not_leader();
+            self.refuse(id, &request, error);
+        }
+        if !released {
+            self.outputs.push_back(NodeOutput::Stopped);
+        }
+    }
+}
+
+fn outcome_of(error: &StoreError) -> WriteOutcome {
+    if error.not_written() {
+        WriteOutcome::NotWritten
+    } else {
+        WriteOutcome::Unknown
+    }
+}

@@ -1,0 +1,315 @@
+//! Named scenarios of the Metasrv node machine (`lake_core::node`), driven step by step
+//! over the simulations' store with a hand-held clock: each test puts one node in one
+//! situation the swarm reaches only by chance and checks what the node decides.
+
+use std::collections::VecDeque;
+
+use lake_core::commit::{Applied, Mutation, Reply, RequestId};
+use lake_core::election::ElectionConfig;
+use lake_core::node::{
+    CallId, Node, NodeConfig, NodeEvent, NodeInput, NodeOutput, NodeRequest, StoreAnswer, StoreCall,
+};
+use lake_core::store::contract::lease;
+use lake_core::{CommitError, EventStore};
+use lake_simtests::store::SimStore;
+
+const LEASE_MS: i64 = 2_000;
+
+fn election(node: &str, exclusive: bool) -> ElectionConfig {
+    ElectionConfig {
+        node: node.into(),
+        address: format!("{node}:7000"),
+        lease_ms: LEASE_MS,
+        renew_interval_ms: 500,
+        clock_bound_ms: 200,
+        exclusive,
+    }
+}
+
+/// One node, its store, its clock, the calls it made and what it answered.
+struct Harness {
+    node: Node,
+    store: SimStore,
+    now: i64,
+    calls: VecDeque<(CallId, StoreCall)>,
+    replies: Vec<(RequestId, Result<Reply, CommitError>)>,
+    events: Vec<NodeEvent>,
+    stopped: bool,
+}
+
+impl Harness {
+    fn new(exclusive: bool) -> Self {
+        let store = SimStore::default();
+        let config = NodeConfig::new(election("n1", exclusive), store.max_events_per_append());
+        Self {
+            node: Node::new(config).expect("valid config"),
+            store,
+            now: 1_700_000_000_000,
+            calls: VecDeque::new(),
+            replies: Vec::new(),
+            events: Vec::new(),
+            stopped: false,
+        }
+    }
+
+    fn handle(&mut self, input: NodeInput) {
+        self.node.handle(input, self.now);
+        while let Some(output) = self.node.poll() {
+            match output {
+                NodeOutput::Call { call, op, .. } => self.calls.push_back((call, op)),
+                NodeOutput::Reply { id, result } => self.replies.push((id, result)),
+                NodeOutput::Readable { .. } | NodeOutput::Publish(_) => {}
+                NodeOutput::Event(event) => self.events.push(event),
+                NodeOutput::Stopped => self.stopped = true,
+            }
+        }
+    }
+
+    /// Answers the oldest outstanding call from the store.
+    fn answer_one(&mut self) -> StoreCall {
+        let (call, op) = self.calls.pop_front().expect("a call is outstanding");
+        let answer = op.clone().run(&self.store);
+        self.handle(NodeInput::Answer { call, answer });
+        op
+    }
+
+    /// Answers calls (and those they lead to) until none is outstanding.
+    fn settle(&mut self) {
+        while !self.calls.is_empty() {
+            self.answer_one();
+        }
+    }
+
+    fn advance(&mut self, ms: i64) {
+        self.now += ms;
+        self.handle(NodeInput::Tick);
+    }
+
+    /// Ticks until the node serves (elected, its log read).
+    fn serve(&mut self) {
+        for _ in 0..100 {
+            self.handle(NodeInput::Tick);
+            self.settle();
+            if self.node.ready(self.now) {
+                return;
+            }
+            self.advance(100);
+        }
+        panic!("the node never served: {:?}", self.events);
+    }
+
+    fn mutate(&mut self, id: RequestId, name: &str) {
+        self.handle(NodeInput::Request {
+            id,
+            request: NodeRequest::Mutate(Mutation::CreateNamespace { name: name.into() }),
+        });
+    }
+
+    fn reply(&self, id: RequestId) -> Option<&Result<Reply, CommitError>> {
+        self.replies.iter().find(|(r, _)| *r == id).map(|(_, r)| r)
+    }
+}
+
+/// Takes the node's append out of the outstanding calls (renewals stay unanswered).
+fn take_append(h: &mut Harness) -> (CallId, StoreCall) {
+    let at = h
+        .calls
+        .iter()
+        .position(|(_, op)| matches!(op, StoreCall::Append { .. }))
+        .expect("an append is outstanding");
+    let append = h.calls.remove(at).expect("the append");
+    h.calls.clear();
+    append
+}
+
+#[test]
+fn a_node_alone_elects_itself_serves_and_acknowledges_a_durable_write() {
+    let mut h = Harness::new(false);
+    h.serve();
+    h.mutate(1, "ns");
+    h.settle();
+    match h.reply(1) {
+        Some(Ok(Reply {
+            applied: Applied::NamespaceCreated,
+            revision: 1,
+        })) => {}
+        other => panic!("expected the namespace at revision 1, got {other:?}"),
+    }
+    assert_eq!(h.store.revision().expect("revision"), 1);
+    assert_eq!(h.node.state(h.now).revision, 1);
+}
+
+#[test]
+fn a_write_planned_after_the_lease_lapsed_fails_as_not_written_without_reaching_the_store() {
+    let mut h = Harness::new(false);
+    h.serve();
+    h.mutate(1, "a");
+    h.mutate(2, "b");
+    // The first write is in flight; the second waits for it (group commit). Renewals go
+    // unanswered while the clock runs past the lease's validity (a stalled store).
+    let (first, append) = take_append(&mut h);
+    assert_eq!(h.calls.len(), 0, "one write at a time: {:?}", h.calls);
+    h.now += LEASE_MS;
+    let answer = append.run(&h.store);
+    h.handle(NodeInput::Answer {
+        call: first,
+        answer,
+    });
+    assert!(matches!(h.reply(1), Some(Ok(_))), "{:?}", h.reply(1));
+    match h.reply(2) {
+        Some(Err(CommitError::NotWritten(message))) => {
+            assert!(message.contains("leadership expired"), "{message}");
+        }
+        other => panic!("the second write must fail as not written, got {other:?}"),
+    }
+    assert!(
+        !h.calls
+            .iter()
+            .any(|(_, op)| matches!(op, StoreCall::Append { .. })),
+        "no append left the node after its lease lapsed: {:?}",
+        h.calls
+    );
+    assert_eq!(h.store.revision().expect("revision"), 1);
+    assert!(
+        h.events
+            .iter()
+            .any(|e| matches!(e, NodeEvent::SteppedDown { .. })),
+        "{:?}",
+        h.events
+    );
+}
+
+#[test]
+fn a_store_call_past_its_deadline_counts_as_unknown_and_its_late_answer_is_ignored() {
+    let mut h = Harness::new(true);
+    h.serve();
+    h.mutate(1, "ns");
+    let (call, append) = take_append(&mut h);
+    // The append applies, but its answer never arrives in time.
+    let late = append.run(&h.store);
+    h.advance(NodeConfig::STORE_DEADLINE_MS);
+    match h.reply(1) {
+        Some(Err(CommitError::OutcomeUnknown(_))) => {}
+        other => panic!("expected an unknown outcome at the deadline, got {other:?}"),
+    }
+    h.handle(NodeInput::Answer { call, answer: late });
+    assert_eq!(h.replies.len(), 1, "the late answer is not a second reply");
+    // The node reads the log again and adopts the write that did land.
+    h.settle();
+    h.mutate(2, "ns");
+    h.settle();
+    match h.reply(2) {
+        Some(Err(CommitError::NamespaceExists { .. })) => {}
+        other => panic!("the adopted write must be visible, got {other:?}"),
+    }
+}
+
+#[test]
+fn requests_wait_for_an_election_and_are_refused_when_the_wait_runs_out() {
+    let mut h = Harness::new(false);
+    // The store never answers.
+    h.mutate(1, "ns");
+    assert!(h.reply(1).is_none(), "a request waits while nobody leads");
+    h.advance(NodeConfig::QUEUE_WAIT_MS - 1);
+    h.calls.clear();
+    assert!(h.reply(1).is_none());
+    h.advance(1);
+    match h.reply(1) {
+        Some(Err(CommitError::NotLeader { leader })) => {
+            assert!(leader.contains("no leader"), "{leader}");
+        }
+        other => panic!("expected NotLeader after the wait, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_follower_refuses_at_once_and_names_the_leader_to_forward_to() {
+    let mut h = Harness::new(false);
+    let mut other = lease(4, "n2", 0);
+    other.address = "n2:7000".into();
+    h.store.write_lease(None, &other).expect("lease");
+    h.handle(NodeInput::Tick);
+    h.answer_one();
+    assert_eq!(h.node.state(h.now).forward_to(), Some("n2:7000"));
+    h.mutate(1, "ns");
+    match h.reply(1) {
+        Some(Err(CommitError::NotLeader { leader })) => {
+            assert_eq!(leader, "leader is n2 at n2:7000");
+        }
+        other => panic!("expected NotLeader naming n2, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_failed_log_read_is_read_again_and_the_queued_request_then_served() {
+    let mut h = Harness::new(true);
+    h.handle(NodeInput::Tick);
+    h.answer_one(); // the lease read
+    h.answer_one(); // the takeover write
+    let (call, read) = h.calls.pop_front().expect("the reconciliation read");
+    assert!(
+        matches!(read, StoreCall::ReadLog { after: 0, .. }),
+        "{read:?}"
+    );
+    h.mutate(1, "ns");
+    h.handle(NodeInput::Answer {
+        call,
+        answer: StoreAnswer::Log(Err(lake_core::StoreError::Io("disk on fire".into()))),
+    });
+    assert!(!h.node.ready(h.now));
+    assert!(h.calls.is_empty(), "no read before the retry time");
+    h.advance(NodeConfig::LOAD_RETRY_MS);
+    assert!(
+        matches!(
+            h.calls.front(),
+            Some((_, StoreCall::ReadLog { after: 0, .. }))
+        ),
+        "{:?}",
+        h.calls
+    );
+    h.settle();
+    assert!(matches!(h.reply(1), Some(Ok(_))), "{:?}", h.reply(1));
+}
+
+#[test]
+fn a_resigning_node_refuses_what_waits_releases_its_lease_and_stops() {
+    let mut h = Harness::new(false);
+    h.serve();
+    h.mutate(1, "ns");
+    h.handle(NodeInput::Resign);
+    h.mutate(2, "late");
+    match h.reply(2) {
+        Some(Err(CommitError::NotLeader { leader })) => {
+            assert!(leader.contains("shutting down"), "{leader}");
+        }
+        other => panic!("expected a refusal while shutting down, got {other:?}"),
+    }
+    assert!(matches!(
+        h.reply(1),
+        Some(Err(CommitError::OutcomeUnknown(_)))
+    ));
+    assert!(!h.stopped, "stopped before the release was written");
+    h.settle();
+    assert!(h.stopped);
+    let record = h.store.read_lease().expect("lease").expect("a record");
+    assert!(record.is_released(), "{record:?}");
+}
+
+#[test]
+fn an_exclusive_node_whose_timers_fire_late_keeps_serving() {
+    // The embedded node: a starved process that wakes long after its lease would have
+    // lapsed still serves, and its writes still carry its fence.
+    let mut h = Harness::new(true);
+    h.serve();
+    h.now += 10 * LEASE_MS;
+    h.mutate(1, "ns");
+    h.settle();
+    assert!(matches!(h.reply(1), Some(Ok(_))), "{:?}", h.reply(1));
+    assert!(
+        !h.events
+            .iter()
+            .any(|e| matches!(e, NodeEvent::SteppedDown { .. })),
+        "{:?}",
+        h.events
+    );
+}
