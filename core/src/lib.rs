@@ -11,15 +11,18 @@ pub mod cache;
 pub mod commit;
 pub mod election;
 pub mod error;
+pub mod follower;
 pub mod node;
 pub mod registry;
 pub mod snapshot;
 pub mod store;
+pub mod watch;
 
 pub use cache::{CacheError, CacheInput, CacheOutput, CatalogCache};
 pub use commit::{Applied, Coordinator, Input, Mutation, Output, Reply, StoreWrite, WriteOutcome};
 pub use election::{Election, ElectionConfig, ElectionInput, ElectionOutput, Fence, Lease};
 pub use error::{CommitError, RegistryError, SnapshotError};
+pub use follower::{Follower, FollowerConfig, FollowerEvent, FollowerInput, FollowerOutput};
 pub use node::{
     CallId, Node, NodeConfig, NodeEvent, NodeInput, NodeOutput, NodeRequest, NodeState,
     StoreAnswer, StoreCall,
@@ -33,3 +36,4 @@ pub use snapshot::{
     resolve_version,
 };
 pub use store::{EventStore, StoreError};
+pub use watch::{Watch, WatchConfig, WatchInput, WatchOutput};

@@ -46,9 +46,15 @@ const FAILOVER_WAIT: Duration = Duration::from_secs(10);
 /// How long one attempt may take before the node counts as unresponsive (a paused
 /// process accepts connections but never answers).
 const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(5);
-/// Longest silence a watch stream may keep. The server heartbeats after a second without
-/// events, but a follower's catch-up read of a slow store can delay a heartbeat by seconds.
-pub const WATCH_SILENCE_MAX: Duration = Duration::from_secs(10);
+/// One item of a watch stream ([`MetasrvClient::watch_items`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Watched {
+    /// The next durable event.
+    Event(ChangeEvent),
+    /// The server's heartbeat (after a second without events): nothing new after
+    /// `revision`.
+    Heartbeat { revision: u64 },
+}
 
 /// A cheaply clonable Metasrv client over one or several nodes.
 ///
@@ -473,9 +479,7 @@ impl MetasrvClient {
     }
 
     /// The change stream after `from_revision`; with `follow` it stays open for new events.
-    /// The server sends a heartbeat after a second without events; a stream silent for
-    /// [`WATCH_SILENCE_MAX`] (its node paused, or the network dropped it) yields an error
-    /// item, so the caller reconnects, possibly to another node.
+    /// Heartbeats are left out ([`Self::watch_items`] keeps them).
     ///
     /// # Errors
     /// Transport errors (also as stream items).
@@ -484,6 +488,29 @@ impl MetasrvClient {
         from_revision: u64,
         follow: bool,
     ) -> Result<impl Stream<Item = Result<ChangeEvent, MetasrvError>> + Send + 'static, MetasrvError>
+    {
+        let items = self.watch_items(from_revision, follow).await?;
+        Ok(items.filter_map(|item| async move {
+            match item {
+                Ok(Watched::Event(event)) => Some(Ok(event)),
+                Ok(Watched::Heartbeat { .. }) => None,
+                Err(e) => Some(Err(e)),
+            }
+        }))
+    }
+
+    /// The change stream after `from_revision` with the server's heartbeats, which is how
+    /// a follower tells a quiet stream from a dead one (`lake_core::Follower` gives up on
+    /// one silent for 10 s). No timeout here: a stream from a paused node just stays
+    /// silent.
+    ///
+    /// # Errors
+    /// Transport errors (also as stream items).
+    pub async fn watch_items(
+        &self,
+        from_revision: u64,
+        follow: bool,
+    ) -> Result<impl Stream<Item = Result<Watched, MetasrvError>> + Send + 'static, MetasrvError>
     {
         let request = proto::WatchRequest {
             from_revision,
@@ -496,22 +523,12 @@ impl MetasrvClient {
                 |mut rpc, r| async move { rpc.watch(r).await },
             )
             .await?;
-        let stream = tokio_stream::StreamExt::timeout(stream, WATCH_SILENCE_MAX);
-        Ok(stream.filter_map(|item| async move {
-            match item {
-                // A heartbeat: the stream is alive; nothing to deliver.
-                Ok(Ok(event)) if event.kind.is_none() => None,
-                Ok(Ok(event)) => Some(convert::change_event(event)),
-                Ok(Err(status)) => Some(Err(status.into())),
-                Err(_) => Some(Err(MetasrvError::Rpc {
-                    code: Code::Unavailable,
-                    reason: String::new(),
-                    message: format!(
-                        "the watch stream was silent for {} s",
-                        WATCH_SILENCE_MAX.as_secs()
-                    ),
-                })),
-            }
+        Ok(stream.map(|item| match item {
+            Ok(event) if event.kind.is_none() => Ok(Watched::Heartbeat {
+                revision: event.revision,
+            }),
+            Ok(event) => convert::change_event(event).map(Watched::Event),
+            Err(status) => Err(status.into()),
         }))
     }
 }

@@ -22,7 +22,7 @@ pub mod proto {
     tonic::include_proto!("lake.metasrv.v1");
 }
 
-pub use client::MetasrvClient;
+pub use client::{MetasrvClient, Watched};
 pub use dynamo::DynamoStore;
 pub use error::MetasrvError;
 pub use server::{Metasrv, NodeState, single_node_election};

@@ -7,13 +7,14 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::Stream;
 use lake_core::commit::{Applied, Mutation, Reply, RequestId};
 use lake_core::election::ElectionConfig;
 use lake_core::node::{CallId, Node, NodeConfig, NodeEvent, NodeInput, NodeOutput, NodeRequest};
-use lake_core::{ChangeEvent, CommitError, Registry, StoreAnswer};
+use lake_core::watch::{Watch, WatchConfig, WatchInput, WatchOutput};
+use lake_core::{ChangeEvent, CommitError, Registry, StoreAnswer, StoreError};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
@@ -48,10 +49,6 @@ fn now_ms() -> i64 {
 /// gRPC metadata key marking a call a follower forwarded to the leader (never forwarded
 /// again).
 const FORWARDED_HEADER: &str = "x-lake-forwarded";
-/// How often a watch with no live events re-reads the store (how followers follow).
-const WATCH_POLL: Duration = Duration::from_millis(100);
-/// A watch with nothing to deliver sends a heartbeat this often.
-const WATCH_HEARTBEAT: Duration = Duration::from_secs(1);
 
 /// The gRPC health service name whose status is this node's readiness.
 pub const READINESS_SERVICE: &str = "lake.metasrv.v1.Metasrv";
@@ -857,72 +854,45 @@ impl MetasrvRpc for Metasrv {
         let store = self.store.clone();
         let (tx, rx) = mpsc::channel::<Result<proto::ChangeEvent, Status>>(256);
         tokio::spawn(async move {
-            let mut sent = r.from_revision;
-            let mut last_sent = Instant::now();
+            let mut watch = Watch::new(WatchConfig::DEFAULT, r.from_revision, r.follow, now_ms());
             loop {
-                // Catch up from the durable log.
-                loop {
-                    let store = store.clone();
-                    let batch =
-                        match tokio::task::spawn_blocking(move || store.read_after(sent, 1024))
-                            .await
-                        {
-                            Ok(Ok(batch)) => batch,
-                            Ok(Err(e)) => {
-                                let _ = tx.send(Err(Status::internal(e.to_string()))).await;
-                                return;
-                            }
-                            Err(e) => {
-                                let _ = tx.send(Err(Status::internal(e.to_string()))).await;
-                                return;
-                            }
-                        };
-                    if batch.is_empty() {
-                        break;
-                    }
-                    for event in &batch {
-                        if tx.send(Ok(event.into())).await.is_err() {
-                            return;
+                while let Some(output) = watch.poll() {
+                    let item = match output {
+                        WatchOutput::ReadLog { after, limit } => {
+                            let store = store.clone();
+                            let read =
+                                tokio::task::spawn_blocking(move || store.read_after(after, limit))
+                                    .await
+                                    .unwrap_or_else(|e| Err(StoreError::Io(e.to_string())));
+                            watch.handle(WatchInput::Read(read), now_ms());
+                            continue;
                         }
-                        sent = event.revision;
-                    }
-                    last_sent = Instant::now();
-                }
-                if !r.follow {
-                    return;
-                }
-                if last_sent.elapsed() >= WATCH_HEARTBEAT {
-                    // A heartbeat: no kind, the last revision delivered.
-                    let heartbeat = proto::ChangeEvent {
-                        revision: sent,
-                        kind: None,
+                        WatchOutput::Send(event) => Ok((&event).into()),
+                        // A heartbeat: no kind, the last revision delivered.
+                        WatchOutput::Heartbeat { revision } => Ok(proto::ChangeEvent {
+                            revision,
+                            kind: None,
+                        }),
+                        WatchOutput::Failed(message) => Err(Status::internal(message)),
+                        WatchOutput::Done => return,
                     };
-                    if tx.send(Ok(heartbeat)).await.is_err() {
+                    let end = item.is_err();
+                    if tx.send(item).await.is_err() || end {
                         return;
                     }
-                    last_sent = Instant::now();
                 }
-                // Follow live events (published while this node leads) until we lag
-                // behind or nothing arrives for a poll interval, then catch up from the
-                // store again: that is also how a follower follows.
-                loop {
-                    let received = tokio::select! {
-                        received = live.recv() => received,
-                        () = tokio::time::sleep(WATCH_POLL) => break,
-                    };
-                    match received {
-                        Ok(event) if event.revision <= sent => {}
-                        Ok(event) if event.revision == sent + 1 => {
-                            if tx.send(Ok((&event).into())).await.is_err() {
-                                return;
-                            }
-                            sent = event.revision;
-                            last_sent = Instant::now();
-                        }
-                        Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => break,
+                let wait_ms = watch.next_deadline_ms().saturating_sub(now_ms()).max(0);
+                let input = tokio::select! {
+                    received = live.recv() => match received {
+                        Ok(event) => WatchInput::Live(event),
+                        Err(broadcast::error::RecvError::Lagged(_)) => WatchInput::Lagged,
                         Err(broadcast::error::RecvError::Closed) => return,
+                    },
+                    () = tokio::time::sleep(Duration::from_millis(wait_ms.unsigned_abs())) => {
+                        WatchInput::Tick
                     }
-                }
+                };
+                watch.handle(input, now_ms());
             }
         });
         Ok(Response::new(Box::pin(

@@ -1,17 +1,16 @@
-//! The catalog cache shell: drives `lake_core::CatalogCache` from Metasrv's change stream.
-//!
-//! One follower task keeps a `Watch` stream open from the cache's revision. A gap, a lost
-//! stream or a caller's read-your-writes token that the cache has not reached yet makes the
-//! core ask for a snapshot, which the shell fetches (once, however many callers wait) by
-//! replaying the change stream from revision 0 without following.
+//! The catalog cache shell: drives `lake_core::Follower` (the core `CatalogCache` plus its
+//! stream, backoff, silence and fetch timers) with Metasrv's change stream. It decides
+//! nothing: it opens and drops the `Watch` stream, fetches snapshots (by replaying the
+//! change stream from revision 0 without following) and ticks the follower when it asks.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::StreamExt;
-use lake_core::{CacheInput, CacheOutput, CatalogCache, Registry};
-use lake_metasrv::MetasrvClient;
+use lake_core::{Follower, FollowerConfig, FollowerEvent, FollowerInput, FollowerOutput, Registry};
+use lake_metasrv::{MetasrvClient, Watched};
 use tokio::sync::watch;
+use tokio::task::AbortHandle;
 
 use crate::QueryError;
 
@@ -22,10 +21,22 @@ pub(crate) fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// The replica's catalog: the core cache plus the tasks that feed it.
+/// The follower and the tasks carrying out its outputs.
+struct State {
+    follower: Follower,
+    stream: Option<AbortHandle>,
+    /// Numbers the streams opened, so a dropped stream's last words are not taken for the
+    /// current one's.
+    generation: u64,
+    fetch: Option<AbortHandle>,
+}
+
+/// The replica's catalog: the core follower plus the tasks that feed it.
 pub struct Catalog {
-    cache: Mutex<CatalogCache>,
+    state: Mutex<State>,
     revision: watch::Sender<u64>,
+    /// Wakes the timer task when the follower's next deadline may have moved earlier.
+    timer: Arc<tokio::sync::Notify>,
     metasrv: MetasrvClient,
 }
 
@@ -37,25 +48,34 @@ impl Catalog {
     /// [`QueryError::Metasrv`] when the first snapshot cannot be fetched.
     pub async fn start(metasrv: MetasrvClient, lease_ms: i64) -> Result<Arc<Self>, QueryError> {
         let registry = fetch_snapshot(&metasrv).await?;
-        let mut cache = CatalogCache::new(lease_ms);
-        cache.handle(CacheInput::Snapshot(registry), now_ms());
-        let revision = cache.revision();
-        while cache.poll().is_some() {}
+        let revision = registry.revision();
+        let follower = Follower::new(FollowerConfig::new(lease_ms), registry, now_ms());
         let catalog = Arc::new(Self {
-            cache: Mutex::new(cache),
+            state: Mutex::new(State {
+                follower,
+                stream: None,
+                generation: 0,
+                fetch: None,
+            }),
             revision: watch::channel(revision).0,
+            timer: Arc::new(tokio::sync::Notify::new()),
             metasrv,
         });
-        tokio::spawn(follow(Arc::downgrade(&catalog)));
+        catalog.feed(FollowerInput::Tick);
+        tokio::spawn(tick(Arc::downgrade(&catalog)));
         Ok(catalog)
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Runs `f` on the cached registry. The registry is a whole generation: never empty or
     /// partial while a refresh is under way.
     pub fn with_registry<T>(&self, f: impl FnOnce(&Registry) -> T) -> T {
-        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let state = self.state();
         // read(0) cannot fail.
-        match cache.read(0) {
+        match state.follower.cache().read(0) {
             Ok(registry) => f(registry),
             Err(_) => f(&Registry::new()),
         }
@@ -66,8 +86,8 @@ impl Catalog {
         *self.revision.borrow()
     }
 
-    /// Waits until the cache has reached `min_revision` (a read-your-writes token),
-    /// fetching a snapshot if the stream does not bring it.
+    /// Waits until the cache has reached `min_revision` (a read-your-writes token); the
+    /// follower fetches a snapshot if the stream does not bring it within its grace.
     ///
     /// # Errors
     /// [`QueryError::Timeout`] after `timeout`.
@@ -80,67 +100,145 @@ impl Catalog {
             return Ok(());
         }
         let mut rx = self.revision.subscribe();
-        let wait = async {
-            // Give the stream a moment before asking for a snapshot.
-            if tokio::time::timeout(
-                Duration::from_millis(200),
-                rx.wait_for(|r| *r >= min_revision),
-            )
+        self.feed(FollowerInput::Need {
+            revision: min_revision,
+        });
+        tokio::time::timeout(timeout, rx.wait_for(|r| *r >= min_revision))
             .await
-            .is_ok()
-            {
-                return;
-            }
-            self.feed(CacheInput::NeedRevision(min_revision));
-            let _ = rx.wait_for(|r| *r >= min_revision).await;
-        };
-        tokio::time::timeout(timeout, wait).await.map_err(|_| {
-            QueryError::Timeout(format!(
-                "catalog cache is at revision {}, the request needs revision {min_revision}; metasrv did not deliver it within {} ms",
-                self.revision(),
-                timeout.as_millis()
-            ))
-        })
+            .map(|_| ())
+            .map_err(|_| {
+                QueryError::Timeout(format!(
+                    "catalog cache is at revision {}, the request needs revision {min_revision}; metasrv did not deliver it within {} ms",
+                    self.revision(),
+                    timeout.as_millis()
+                ))
+            })
     }
 
     /// Whether the cache is verified now (its stream is up or was lost less than a lease ago).
     pub fn is_verified(&self) -> bool {
-        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        cache.is_verified(now_ms())
+        self.state().follower.cache().is_verified(now_ms())
     }
 
-    fn feed(self: &Arc<Self>, input: CacheInput) {
-        let mut fetch = false;
-        {
-            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            cache.handle(input, now_ms());
-            while let Some(output) = cache.poll() {
-                match output {
-                    CacheOutput::FetchSnapshot => fetch = true,
-                    CacheOutput::Advanced(revision) => {
-                        self.revision.send_replace(revision);
+    /// Feeds the follower and carries out what it asks.
+    fn feed(self: &Arc<Self>, input: FollowerInput) {
+        self.feed_from(None, input);
+    }
+
+    /// [`Self::feed`], from stream `generation` when given (dropped if that stream is no
+    /// longer the current one).
+    fn feed_from(self: &Arc<Self>, generation: Option<u64>, input: FollowerInput) {
+        let mut state = self.state();
+        if generation.is_some_and(|g| g != state.generation) {
+            return;
+        }
+        state.follower.handle(input, now_ms());
+        while let Some(output) = state.follower.poll() {
+            match output {
+                FollowerOutput::OpenStream { from_revision } => {
+                    if let Some(old) = state.stream.take() {
+                        old.abort();
                     }
+                    state.generation += 1;
+                    let generation = state.generation;
+                    let task =
+                        tokio::spawn(stream(Arc::downgrade(self), generation, from_revision));
+                    state.stream = Some(task.abort_handle());
+                }
+                FollowerOutput::CloseStream => {
+                    state.generation += 1;
+                    if let Some(old) = state.stream.take() {
+                        old.abort();
+                    }
+                }
+                FollowerOutput::FetchSnapshot => {
+                    if let Some(old) = state.fetch.take() {
+                        old.abort();
+                    }
+                    let catalog = Arc::downgrade(self);
+                    let metasrv = self.metasrv.clone();
+                    let task = tokio::spawn(async move {
+                        let fetched = fetch_snapshot(&metasrv).await.map_err(|e| e.to_string());
+                        if let Some(c) = catalog.upgrade() {
+                            c.feed(FollowerInput::Fetched(fetched));
+                        }
+                    });
+                    state.fetch = Some(task.abort_handle());
+                }
+                FollowerOutput::Advanced(revision) => {
+                    self.revision.send_replace(revision);
+                }
+                FollowerOutput::Event(FollowerEvent::StreamLost { error, retry_in_ms }) => {
+                    tracing::warn!(%error, retry_in_ms, "metasrv watch stream lost");
+                }
+                FollowerOutput::Event(FollowerEvent::FetchFailed { error }) => {
+                    tracing::warn!(%error, "catalog snapshot fetch failed; retrying");
                 }
             }
         }
-        if fetch {
-            let catalog = self.clone();
-            tokio::spawn(async move {
-                loop {
-                    match fetch_snapshot(&catalog.metasrv).await {
-                        Ok(registry) => {
-                            catalog.feed(CacheInput::Snapshot(registry));
-                            return;
-                        }
-                        Err(e) => {
-                            tracing::warn!(error = %e, "catalog snapshot fetch failed; retrying");
-                            tokio::time::sleep(Duration::from_millis(500)).await;
-                        }
-                    }
+        drop(state);
+        self.timer.notify_one();
+    }
+}
+
+/// Ticks the follower at its deadlines while the catalog lives.
+async fn tick(catalog: std::sync::Weak<Catalog>) {
+    loop {
+        let Some(c) = catalog.upgrade() else {
+            return;
+        };
+        let wait_ms = c
+            .state()
+            .follower
+            .next_deadline_ms()
+            .saturating_sub(now_ms())
+            .clamp(1, 1_000);
+        let timer = c.timer.clone();
+        drop(c);
+        tokio::select! {
+            () = timer.notified() => {}
+            () = tokio::time::sleep(Duration::from_millis(wait_ms.unsigned_abs())) => {
+                match catalog.upgrade() {
+                    Some(c) => c.feed(FollowerInput::Tick),
+                    None => return,
                 }
-            });
+            }
         }
     }
+}
+
+/// Watch stream `generation` from `from`, fed to the follower until it ends.
+async fn stream(catalog: std::sync::Weak<Catalog>, generation: u64, from: u64) {
+    let Some(metasrv) = catalog.upgrade().map(|c| c.metasrv.clone()) else {
+        return;
+    };
+    let feed = |input| {
+        catalog
+            .upgrade()
+            .map(|c| c.feed_from(Some(generation), input))
+            .is_some()
+    };
+    let error = match metasrv.watch_items(from, true).await {
+        Ok(items) => {
+            if !feed(FollowerInput::StreamOpened) {
+                return;
+            }
+            let mut items = Box::pin(items);
+            loop {
+                let input = match items.next().await {
+                    Some(Ok(Watched::Event(event))) => FollowerInput::StreamEvent(event),
+                    Some(Ok(Watched::Heartbeat { .. })) => FollowerInput::StreamHeartbeat,
+                    Some(Err(e)) => break e.to_string(),
+                    None => break "the server ended the stream".to_string(),
+                };
+                if !feed(input) {
+                    return;
+                }
+            }
+        }
+        Err(e) => e.to_string(),
+    };
+    feed(FollowerInput::StreamEnded { error });
 }
 
 async fn fetch_snapshot(metasrv: &MetasrvClient) -> Result<Registry, QueryError> {
@@ -153,43 +251,4 @@ async fn fetch_snapshot(metasrv: &MetasrvClient) -> Result<Registry, QueryError>
             .map_err(|e| QueryError::Execution(format!("metasrv snapshot does not replay: {e}")))?;
     }
     Ok(registry)
-}
-
-async fn follow(catalog: std::sync::Weak<Catalog>) {
-    let mut backoff = Duration::from_millis(100);
-    loop {
-        let Some(strong) = catalog.upgrade() else {
-            return;
-        };
-        let from = strong.revision();
-        let metasrv = strong.metasrv.clone();
-        drop(strong);
-        match metasrv.watch(from, true).await {
-            Ok(stream) => {
-                let mut stream = Box::pin(stream);
-                if let Some(c) = catalog.upgrade() {
-                    c.feed(CacheInput::StreamUp);
-                }
-                backoff = Duration::from_millis(100);
-                while let Some(item) = stream.next().await {
-                    let Some(c) = catalog.upgrade() else {
-                        return;
-                    };
-                    match item {
-                        Ok(event) => c.feed(CacheInput::Event(event)),
-                        Err(e) => {
-                            tracing::warn!(error = %e, "metasrv watch stream failed");
-                            break;
-                        }
-                    }
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "cannot open metasrv watch stream"),
-        }
-        if let Some(c) = catalog.upgrade() {
-            c.feed(CacheInput::StreamDown);
-        }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(Duration::from_secs(5));
-    }
 }

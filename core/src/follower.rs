@@ -1,0 +1,415 @@
+//! The Query replica's side of the change stream: a [`CatalogCache`] plus the timers that
+//! keep it fed, as one machine the query shell and the cluster simulation both drive.
+//!
+//! It owns: opening the watch from the cache's revision and reopening it after a loss with
+//! exponential backoff (100 ms doubling to 5 s, reset once a stream opens); declaring a
+//! stream lost when it was silent (no event, no heartbeat) for `silence_max_ms` (a paused
+//! node, a dropped connection); giving a reader's read-your-writes token `fetch_grace_ms`
+//! for the stream to bring it before asking for a snapshot (coalesced: one fetch however
+//! many readers wait); retrying a failed snapshot fetch after `fetch_retry_ms`, and a fetch
+//! with no answer after `fetch_deadline_ms`.
+//!
+//! Calling contract, as for the other machines: feed [`FollowerInput`]s with the replica's
+//! clock through [`Follower::handle`], drain [`Follower::poll`], and tick no later than
+//! [`Follower::next_deadline_ms`]. For [`FollowerOutput::OpenStream`], drop any stream still
+//! open and open `Watch(from_revision, follow)`; feed [`FollowerInput::StreamOpened`], then
+//! its items, then [`FollowerInput::StreamEnded`] when it breaks or cannot open.
+//! [`FollowerOutput::CloseStream`] drops the stream (feed nothing more from it). For
+//! [`FollowerOutput::FetchSnapshot`], fetch the whole registry (dropping an earlier fetch)
+//! and feed [`FollowerInput::Fetched`].
+
+use std::collections::VecDeque;
+
+use crate::cache::{CacheInput, CacheOutput, CatalogCache};
+use crate::registry::{ChangeEvent, Registry};
+
+/// Timers of a [`Follower`], in ms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FollowerConfig {
+    /// How long the cache stays verified after its stream is lost (the Metasrv lease).
+    pub lease_ms: i64,
+    /// First wait before reopening a lost stream; doubles per failed attempt.
+    pub reconnect_min_ms: i64,
+    /// Longest wait before reopening.
+    pub reconnect_max_ms: i64,
+    /// A stream silent this long is lost (Metasrv heartbeats every second).
+    pub silence_max_ms: i64,
+    /// How long a reader's token may wait for the stream before a snapshot is fetched.
+    pub fetch_grace_ms: i64,
+    /// Wait before retrying a failed snapshot fetch.
+    pub fetch_retry_ms: i64,
+    /// A fetch with no answer this long is made again.
+    pub fetch_deadline_ms: i64,
+}
+
+impl FollowerConfig {
+    /// What Lake's Query replica runs with, given the Metasrv lease: reconnects from 100 ms
+    /// to 5 s, 10 s of silence, a 200 ms grace for tokens, fetch retries after 500 ms and a
+    /// 30 s fetch deadline.
+    pub fn new(lease_ms: i64) -> Self {
+        Self {
+            lease_ms,
+            reconnect_min_ms: 100,
+            reconnect_max_ms: 5_000,
+            silence_max_ms: 10_000,
+            fetch_grace_ms: 200,
+            fetch_retry_ms: 500,
+            fetch_deadline_ms: 30_000,
+        }
+    }
+}
+
+/// Inputs of a [`Follower`].
+#[derive(Clone, Debug)]
+pub enum FollowerInput {
+    /// The stream asked for by [`FollowerOutput::OpenStream`] is open.
+    StreamOpened,
+    /// The stream's next event.
+    StreamEvent(ChangeEvent),
+    /// The stream's heartbeat: alive, nothing new.
+    StreamHeartbeat,
+    /// The stream broke, ended or could not be opened.
+    StreamEnded { error: String },
+    /// The answer to [`FollowerOutput::FetchSnapshot`].
+    Fetched(Result<Registry, String>),
+    /// A reader needs at least this revision (its read-your-writes token).
+    Need { revision: u64 },
+    /// Time passed.
+    Tick,
+}
+
+/// Something worth a log line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FollowerEvent {
+    /// The stream was lost; it is reopened in `retry_in_ms`.
+    StreamLost { error: String, retry_in_ms: i64 },
+    /// A snapshot fetch failed; it is retried.
+    FetchFailed { error: String },
+}
+
+/// Outputs of a [`Follower`]; see the module docs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FollowerOutput {
+    /// Open `Watch(from_revision, follow = true)`, dropping any open stream.
+    OpenStream { from_revision: u64 },
+    /// Drop the open stream.
+    CloseStream,
+    /// Fetch the whole registry and feed [`FollowerInput::Fetched`].
+    FetchSnapshot,
+    /// The cache moved to this revision: wake readers waiting for it.
+    Advanced(u64),
+    /// For logs.
+    Event(FollowerEvent),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stream {
+    /// Opening or open; `heard_ms` is when it last said anything (or was asked for).
+    Open { heard_ms: i64 },
+    /// Lost; reopened at `retry_at_ms`.
+    Down { retry_at_ms: i64 },
+}
+
+/// A replica's catalog follower. See the module docs.
+pub struct Follower {
+    config: FollowerConfig,
+    cache: CatalogCache,
+    stream: Stream,
+    backoff_ms: i64,
+    /// The highest revision readers wait for, and when to fetch if the stream has not
+    /// brought it (`i64::MAX` once asked).
+    need: Option<(u64, i64)>,
+    /// An outstanding fetch: when to make it again (deadline, or retry after a failure).
+    fetch_again_ms: Option<i64>,
+    outputs: VecDeque<FollowerOutput>,
+}
+
+impl Follower {
+    /// A follower over `registry` (the first snapshot) that opens its stream at once.
+    pub fn new(config: FollowerConfig, registry: Registry, now_ms: i64) -> Self {
+        let mut cache = CatalogCache::new(config.lease_ms);
+        cache.handle(CacheInput::Snapshot(registry), now_ms);
+        while cache.poll().is_some() {}
+        let mut follower = Self {
+            config,
+            cache,
+            stream: Stream::Down {
+                retry_at_ms: now_ms,
+            },
+            backoff_ms: config.reconnect_min_ms,
+            need: None,
+            fetch_again_ms: None,
+            outputs: VecDeque::new(),
+        };
+        follower.on_time(now_ms);
+        follower
+    }
+
+    /// The cache (reads, verification).
+    pub fn cache(&self) -> &CatalogCache {
+        &self.cache
+    }
+
+    /// When [`FollowerInput::Tick`] is due, in the replica's milliseconds.
+    pub fn next_deadline_ms(&self) -> i64 {
+        let mut next = match self.stream {
+            Stream::Open { heard_ms } => heard_ms.saturating_add(self.config.silence_max_ms),
+            Stream::Down { retry_at_ms } => retry_at_ms,
+        };
+        if let Some((_, due)) = self.need {
+            next = next.min(due);
+        }
+        if let Some(at) = self.fetch_again_ms {
+            next = next.min(at);
+        }
+        next
+    }
+
+    /// Feeds one input at `now_ms`; drain [`Self::poll`] afterwards.
+    pub fn handle(&mut self, input: FollowerInput, now_ms: i64) {
+        match input {
+            FollowerInput::StreamOpened => {
+                self.backoff_ms = self.config.reconnect_min_ms;
+                self.stream = Stream::Open { heard_ms: now_ms };
+                self.feed(CacheInput::StreamUp, now_ms);
+            }
+            FollowerInput::StreamEvent(event) => {
+                self.heard(now_ms);
+                self.feed(CacheInput::Event(event), now_ms);
+            }
+            FollowerInput::StreamHeartbeat => self.heard(now_ms),
+            FollowerInput::StreamEnded { error } => {
+                if matches!(self.stream, Stream::Open { .. }) {
+                    self.lost(error, now_ms);
+                }
+            }
+            FollowerInput::Fetched(Ok(registry)) => {
+                self.fetch_again_ms = None;
+                self.feed(CacheInput::Snapshot(registry), now_ms);
+                // A token newer than the snapshot (acknowledged while it was read): ask
+                // again after the retry wait.
+                if let Some((want, _)) = self.need {
+                    self.need = Some((want, now_ms.saturating_add(self.config.fetch_retry_ms)));
+                }
+            }
+            FollowerInput::Fetched(Err(error)) => {
+                if self.fetch_again_ms.is_some() {
+                    self.fetch_again_ms = Some(now_ms.saturating_add(self.config.fetch_retry_ms));
+                    self.outputs
+                        .push_back(FollowerOutput::Event(FollowerEvent::FetchFailed { error }));
+                }
+            }
+            FollowerInput::Need { revision } => {
+                if revision > self.cache.revision() {
+                    let due = now_ms.saturating_add(self.config.fetch_grace_ms);
+                    self.need = Some(match self.need {
+                        Some((want, at)) => (want.max(revision), at),
+                        None => (revision, due),
+                    });
+                }
+            }
+            FollowerInput::Tick => {}
+        }
+        self.on_time(now_ms);
+    }
+
+    /// Next output, or `None` until the next input.
+    #[must_use]
+    pub fn poll(&mut self) -> Option<FollowerOutput> {
+        self.outputs.pop_front()
+    }
+
+    fn heard(&mut self, now_ms: i64) {
+        if let Stream::Open { heard_ms } = &mut self.stream {
+            *heard_ms = now_ms;
+        }
+    }
+
+    fn lost(&mut self, error: String, now_ms: i64) {
+        let retry_in_ms = self.backoff_ms;
+        self.stream = Stream::Down {
+            retry_at_ms: now_ms.saturating_add(retry_in_ms),
+        };
+        self.backoff_ms = (self.backoff_ms * 2).min(self.config.reconnect_max_ms);
+        self.outputs
+            .push_back(FollowerOutput::Event(FollowerEvent::StreamLost {
+                error,
+                retry_in_ms,
+            }));
+        self.feed(CacheInput::StreamDown, now_ms);
+    }
+
+    fn on_time(&mut self, now_ms: i64) {
+        match self.stream {
+            Stream::Open { heard_ms }
+                if now_ms.saturating_sub(heard_ms) >= self.config.silence_max_ms =>
+            {
+                self.outputs.push_back(FollowerOutput::CloseStream);
+                let error = format!(
+                    "the watch stream was silent for {} ms",
+                    self.config.silence_max_ms
+                );
+                self.lost(error, now_ms);
+            }
+            Stream::Down { retry_at_ms } if now_ms >= retry_at_ms => {
+                self.stream = Stream::Open { heard_ms: now_ms };
+                self.outputs.push_back(FollowerOutput::OpenStream {
+                    from_revision: self.cache.revision(),
+                });
+            }
+            _ => {}
+        }
+        if let Some((want, due)) = self.need
+            && now_ms >= due
+        {
+            self.need = Some((want, i64::MAX));
+            self.feed(CacheInput::NeedRevision(want), now_ms);
+        }
+        if let Some(at) = self.fetch_again_ms
+            && now_ms >= at
+        {
+            self.fetch_again_ms = Some(now_ms.saturating_add(self.config.fetch_deadline_ms));
+            self.outputs.push_back(FollowerOutput::FetchSnapshot);
+        }
+    }
+
+    fn feed(&mut self, input: CacheInput, now_ms: i64) {
+        let before = self.cache.revision();
+        self.cache.handle(input, now_ms);
+        while let Some(output) = self.cache.poll() {
+            match output {
+                CacheOutput::FetchSnapshot => {
+                    self.fetch_again_ms =
+                        Some(now_ms.saturating_add(self.config.fetch_deadline_ms));
+                    self.outputs.push_back(FollowerOutput::FetchSnapshot);
+                }
+                CacheOutput::Advanced(revision) => {
+                    debug_assert!(revision > before, "a cache never moves backwards");
+                    if self.need.is_some_and(|(want, _)| revision >= want) {
+                        self.need = None;
+                    }
+                    self.outputs.push_back(FollowerOutput::Advanced(revision));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::ChangeKind;
+
+    fn event(revision: u64) -> ChangeEvent {
+        ChangeEvent {
+            revision,
+            kind: ChangeKind::NamespaceCreated {
+                name: format!("ns{revision}"),
+            },
+        }
+    }
+
+    fn drain(f: &mut Follower) -> Vec<FollowerOutput> {
+        std::iter::from_fn(|| f.poll()).collect()
+    }
+
+    fn follower() -> Follower {
+        Follower::new(FollowerConfig::new(2_000), Registry::new(), 0)
+    }
+
+    #[test]
+    fn opens_at_once_and_reopens_with_doubling_backoff_reset_by_a_good_open() {
+        let mut f = follower();
+        assert_eq!(
+            drain(&mut f),
+            [FollowerOutput::OpenStream { from_revision: 0 }]
+        );
+        let mut waits = Vec::new();
+        let mut now = 0;
+        for _ in 0..8 {
+            f.handle(FollowerInput::StreamEnded { error: "x".into() }, now);
+            drain(&mut f);
+            let at = f.next_deadline_ms();
+            waits.push(at - now);
+            now = at;
+            f.handle(FollowerInput::Tick, now);
+            assert!(matches!(
+                drain(&mut f)[..],
+                [FollowerOutput::OpenStream { .. }]
+            ));
+        }
+        assert_eq!(waits, [100, 200, 400, 800, 1_600, 3_200, 5_000, 5_000]);
+        f.handle(FollowerInput::StreamOpened, now);
+        f.handle(FollowerInput::StreamEnded { error: "x".into() }, now);
+        drain(&mut f);
+        assert_eq!(f.next_deadline_ms() - now, 100);
+    }
+
+    #[test]
+    fn a_silent_stream_is_closed_and_reopened_from_the_cache_revision() {
+        let mut f = follower();
+        drain(&mut f);
+        f.handle(FollowerInput::StreamOpened, 0);
+        f.handle(FollowerInput::StreamEvent(event(1)), 10);
+        assert_eq!(drain(&mut f), [FollowerOutput::Advanced(1)]);
+        f.handle(FollowerInput::StreamHeartbeat, 5_000);
+        f.handle(FollowerInput::Tick, 14_999);
+        assert!(
+            drain(&mut f).is_empty(),
+            "a heartbeat keeps the stream alive"
+        );
+        f.handle(FollowerInput::Tick, 15_000);
+        let out = drain(&mut f);
+        assert_eq!(out[0], FollowerOutput::CloseStream);
+        assert!(f.cache().is_verified(15_000 + 2_000));
+        assert!(!f.cache().is_verified(15_000 + 2_001));
+        f.handle(FollowerInput::Tick, 15_100);
+        assert_eq!(
+            drain(&mut f),
+            [FollowerOutput::OpenStream { from_revision: 1 }]
+        );
+    }
+
+    #[test]
+    fn a_token_waits_the_grace_then_one_fetch_serves_every_reader() {
+        let mut f = follower();
+        drain(&mut f);
+        f.handle(FollowerInput::StreamOpened, 0);
+        f.handle(FollowerInput::Need { revision: 3 }, 0);
+        f.handle(FollowerInput::Need { revision: 5 }, 100);
+        f.handle(FollowerInput::Tick, 199);
+        assert!(drain(&mut f).is_empty());
+        f.handle(FollowerInput::Tick, 200);
+        assert_eq!(drain(&mut f), [FollowerOutput::FetchSnapshot]);
+        f.handle(FollowerInput::Need { revision: 6 }, 210);
+        f.handle(FollowerInput::Tick, 500);
+        assert!(drain(&mut f).is_empty(), "one fetch at a time");
+        f.handle(FollowerInput::Fetched(Err("down".into())), 600);
+        assert!(matches!(
+            drain(&mut f)[..],
+            [FollowerOutput::Event(FollowerEvent::FetchFailed { .. })]
+        ));
+        f.handle(FollowerInput::Tick, 1_100);
+        assert_eq!(drain(&mut f), [FollowerOutput::FetchSnapshot]);
+        let registry =
+            Registry::from_log(&(1..=6).map(event).collect::<Vec<_>>()).expect("replays");
+        f.handle(FollowerInput::Fetched(Ok(registry)), 1_200);
+        assert_eq!(drain(&mut f), [FollowerOutput::Advanced(6)]);
+        assert_eq!(
+            f.next_deadline_ms(),
+            10_000,
+            "only the silence timer is left"
+        );
+    }
+
+    #[test]
+    fn a_token_the_stream_brings_in_time_needs_no_fetch() {
+        let mut f = follower();
+        drain(&mut f);
+        f.handle(FollowerInput::StreamOpened, 0);
+        f.handle(FollowerInput::Need { revision: 1 }, 0);
+        f.handle(FollowerInput::StreamEvent(event(1)), 50);
+        f.handle(FollowerInput::Tick, 1_000);
+        assert_eq!(drain(&mut f), [FollowerOutput::Advanced(1)]);
+    }
+}
