@@ -21,4 +21,5 @@
 //! `MADSIM_TEST_NUM=5000 RUSTFLAGS="--cfg madsim" CARGO_TARGET_DIR=target/madsim cargo test
 //! -p lake-simtests --release`.
 
+pub mod checkers;
 pub mod store;

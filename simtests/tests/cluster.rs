@@ -3,9 +3,11 @@
 //! ([`SimStore`], which keeps the same contract as the RocksDB and DynamoDB stores), the
 //! leader commits with every store write fenced by its epoch, followers name the leader and
 //! requests are forwarded once, writers append with operation ids and retries, and Query
-//! replicas' [`CatalogCache`]s follow the leader's lossy change stream and serve reads with
-//! read-your-writes tokens. This file only carries outputs over a simulated network and
-//! store; every decision is the node's. Two shapes run: [`CLUSTER`] (three nodes) and
+//! replicas, each the shipped [`Follower`], keep watch streams open at random nodes (each
+//! served by the shipped [`Watch`] machine: catch-up from the store, live events from the
+//! leader, polls on followers, heartbeats) and serve reads with read-your-writes tokens.
+//! This file only carries outputs over a simulated network and store; every decision is
+//! the machines'. Two shapes run: [`CLUSTER`] (three nodes) and
 //! [`EMBEDDED`] (one exclusive node, as `lake serve` runs it).
 //!
 //! One seed draws every fault: message loss, duplication, delay and reordering; symmetric
@@ -41,9 +43,11 @@ use lake_core::election::{Election, ElectionConfig};
 use lake_core::node::{
     CallId, Node, NodeConfig, NodeEvent, NodeInput, NodeOutput, NodeRequest, StoreAnswer, StoreCall,
 };
+use lake_core::watch::{Watch, WatchConfig, WatchInput, WatchOutput};
 use lake_core::{
-    CacheInput, CacheOutput, CatalogCache, ChangeEvent, CommitError, ManifestRef, Registry,
+    CommitError, Follower, FollowerConfig, FollowerInput, FollowerOutput, ManifestRef, Registry,
 };
+use lake_simtests::checkers::Checkers;
 use lake_simtests::store::{Faults as StoreFaults, Faulty, SimStore};
 use madsim::rand::{Rng, thread_rng};
 use madsim::time::{Instant, sleep};
@@ -97,6 +101,14 @@ const EMBEDDED: Shape = Shape {
 struct Bugs {
     /// The store applies a leader's write without checking its fence.
     skip_fence: bool,
+    /// The node's driver publishes an append's events when it sends them, before they are
+    /// durable.
+    publish_early: bool,
+    /// A replica serves a read from its cache whatever the reader's token.
+    serve_below_token: bool,
+    /// The store now and then acknowledges an append it did not apply (so the version is
+    /// handed out again).
+    lose_acknowledged_appends: bool,
 }
 
 /// Fault rates of one run, all drawn from the seed.
@@ -153,6 +165,7 @@ struct Read {
 /// The simulated world: the store, the network, the clocks and what checkers need.
 struct World {
     shape: Shape,
+    bugs: Bugs,
     faults: Faults,
     started: Instant,
     /// Per endpoint (nodes, then replicas): clock offset in ms and drift per mille.
@@ -163,13 +176,14 @@ struct World {
     // The network.
     blocked: BTreeSet<(usize, usize)>,
     inboxes: Vec<Option<mpsc::UnboundedSender<Request>>>,
-    streams: Vec<mpsc::UnboundedSender<ChangeEvent>>,
+    /// Per replica: what reaches it (stream items, fetched snapshots).
+    replica_inboxes: Vec<mpsc::UnboundedSender<ToReplica>>,
+    /// Per node: the live-event feeds of the watch streams it serves (dropped on a crash).
+    subscribers: Vec<Vec<mpsc::UnboundedSender<WatchInput>>>,
     reads: Vec<mpsc::UnboundedSender<Read>>,
     // Checkers.
     elections: Vec<Option<Election>>,
-    elected: BTreeMap<u64, usize>,
-    violations: Vec<String>,
-    acked: BTreeMap<String, u64>,
+    checks: Checkers,
     replica_final: Vec<Option<Registry>>,
     reads_served: u64,
     trace: std::collections::hash_map::DefaultHasher,
@@ -255,6 +269,14 @@ async fn store_call(world: Shared, node: usize, op: StoreCall) -> Option<StoreAn
             StoreCall::WriteLease { lease, .. } => Some(lease.clone()),
             _ => None,
         };
+        if w.bugs.lose_acknowledged_appends
+            && matches!(op, StoreCall::Append { .. })
+            && chance(0.05)
+        {
+            // The planted bug: acknowledged, never applied.
+            w.store.set(StoreFaults::default());
+            return Some(StoreAnswer::Written(Ok(())));
+        }
         let answer = op.run(&w.store);
         if let StoreAnswer::Written(result) = &answer {
             match result {
@@ -263,13 +285,7 @@ async fn store_call(world: Shared, node: usize, op: StoreCall) -> Option<StoreAn
                         w.record(("lease", &lease));
                     }
                     if let Some((fence, base_revision, count, lease)) = fenced {
-                        if !fence.admits(lease.as_ref()) {
-                            let message = format!(
-                                "a write of epoch {} by {} applied while the lease is {lease:?}",
-                                fence.epoch, fence.holder
-                            );
-                            w.violations.push(message);
-                        }
+                        w.checks.fencing.applied(&fence, lease.as_ref());
                         w.record(("append", fence.epoch, base_revision, count));
                     }
                 }
@@ -312,6 +328,16 @@ impl SimNode {
         while let Some(output) = self.node.poll() {
             match output {
                 NodeOutput::Call { call, op, .. } => {
+                    if let StoreCall::Append { events, .. } = &op
+                        && self.world.borrow().bugs.publish_early
+                    {
+                        let mut w = self.world.borrow_mut();
+                        for event in events {
+                            w.subscribers[self.id].retain(|live| {
+                                live.unbounded_send(WatchInput::Live(event.clone())).is_ok()
+                            });
+                        }
+                    }
                     let world = self.world.clone();
                     let answers = self.answers.clone();
                     let node = self.id;
@@ -329,22 +355,25 @@ impl SimNode {
                 // Replicas read from their caches; nothing here asks a node to read.
                 NodeOutput::Readable { .. } | NodeOutput::Stopped => {}
                 NodeOutput::Publish(events) => {
+                    // The node's broadcast to the watch streams it serves; a subscriber
+                    // that fell behind its buffer hears that it lagged.
+                    let mut w = self.world.borrow_mut();
+                    let lag = w.faults.message_loss;
                     for event in events {
-                        for r in 0..REPLICAS {
-                            publish(&self.world, self.id, r, event.clone());
-                        }
+                        w.subscribers[self.id].retain(|live| {
+                            let input = if chance(lag) {
+                                WatchInput::Lagged
+                            } else {
+                                WatchInput::Live(event.clone())
+                            };
+                            live.unbounded_send(input).is_ok()
+                        });
                     }
                 }
                 NodeOutput::Event(NodeEvent::Elected { epoch }) => {
                     let mut w = self.world.borrow_mut();
                     w.record(("elected", epoch, self.id));
-                    if let Some(&other) = w.elected.get(&epoch)
-                        && other != self.id
-                    {
-                        let message = format!("epoch {epoch} won by nodes {other} and {}", self.id);
-                        w.violations.push(message);
-                    }
-                    w.elected.insert(epoch, self.id);
+                    w.checks.leadership.elected(epoch, self.id);
                 }
                 NodeOutput::Event(_) => {}
             }
@@ -416,19 +445,128 @@ fn send_request(world: &Shared, from: usize, to: usize, request: Request) {
     });
 }
 
-fn publish(world: &Shared, from: usize, replica: usize, event: ChangeEvent) {
-    let world = world.clone();
-    madsim::task::spawn_local(async move {
-        if !world.borrow().link_up(from, replica_id(replica)) {
+// ---- the watch stream: the shipped machine at the node, over a simulated connection ---
+
+/// What reaches a replica: an item of watch stream `stream`, or fetch `fetch`'s answer.
+enum ToReplica {
+    Stream {
+        stream: u64,
+        input: FollowerInput,
+    },
+    Fetched {
+        fetch: u64,
+        result: Result<Registry, String>,
+    },
+}
+
+/// A connection from a replica to a node carries items in order; a partition silences it
+/// (no reset arrives), a crashed node's end resets it.
+fn partitioned(world: &Shared, from: usize, to: usize) -> bool {
+    world.borrow().blocked.contains(&(from, to))
+}
+
+async fn to_replica(world: &Shared, node: usize, replica: usize, message: ToReplica) -> bool {
+    if partitioned(world, node, replica_id(replica)) {
+        return false;
+    }
+    delay(world).await;
+    let inbox = world.borrow().replica_inboxes[replica].clone();
+    inbox.unbounded_send(message).is_ok()
+}
+
+/// Replica `replica` opens `Watch(from, follow)` at node `node`: stream `id` when it
+/// follows, fetch `id` (a snapshot: the log replayed) when it does not. The node serves it
+/// with the shipped [`Watch`] machine, reading the store over the simulated network.
+async fn watch_at(world: Shared, node: usize, replica: usize, id: u64, from: u64, follow: bool) {
+    let ended = |error: &str| {
+        if follow {
+            ToReplica::Stream {
+                stream: id,
+                input: FollowerInput::StreamEnded {
+                    error: error.into(),
+                },
+            }
+        } else {
+            ToReplica::Fetched {
+                fetch: id,
+                result: Err(error.into()),
+            }
+        }
+    };
+    delay(&world).await;
+    if partitioned(&world, replica_id(replica), node) {
+        return; // the connection attempt times out: silence
+    }
+    if world.borrow().inboxes.get(node).is_none_or(Option::is_none) {
+        to_replica(&world, node, replica, ended("connection refused")).await;
+        return;
+    }
+    // Subscribe before reading the log so nothing falls between the two.
+    let (live_tx, mut live) = mpsc::unbounded();
+    world.borrow_mut().subscribers[node].push(live_tx);
+    let now = |w: &Shared| w.borrow().now_ms(node);
+    let mut watch = Watch::new(WatchConfig::DEFAULT, from, follow, now(&world));
+    if follow {
+        let opened = ToReplica::Stream {
+            stream: id,
+            input: FollowerInput::StreamOpened,
+        };
+        if !to_replica(&world, node, replica, opened).await {
             return;
         }
-        delay(&world).await;
-        let stream = world.borrow().streams[replica].clone();
-        if chance(world.borrow().faults.message_duplicate) {
-            let _ = stream.unbounded_send(event.clone());
+    }
+    let mut fetched = Vec::new();
+    loop {
+        while let Some(output) = watch.poll() {
+            let input = match output {
+                WatchOutput::ReadLog { after, limit } => {
+                    let read = StoreCall::ReadLog { after, limit };
+                    match store_call(world.clone(), node, read).await {
+                        Some(StoreAnswer::Log(result)) => {
+                            watch.handle(WatchInput::Read(result), now(&world));
+                            continue;
+                        }
+                        // The read hangs: the stream goes silent.
+                        _ => return,
+                    }
+                }
+                WatchOutput::Send(event) if !follow => {
+                    fetched.push(event);
+                    continue;
+                }
+                WatchOutput::Send(event) => FollowerInput::StreamEvent(event),
+                WatchOutput::Heartbeat { .. } => FollowerInput::StreamHeartbeat,
+                WatchOutput::Failed(error) => {
+                    to_replica(&world, node, replica, ended(&error)).await;
+                    return;
+                }
+                WatchOutput::Done => {
+                    let result = Registry::from_log(&fetched).map_err(|e| e.to_string());
+                    let answer = ToReplica::Fetched { fetch: id, result };
+                    to_replica(&world, node, replica, answer).await;
+                    return;
+                }
+            };
+            let item = ToReplica::Stream { stream: id, input };
+            if !to_replica(&world, node, replica, item).await {
+                return;
+            }
         }
-        let _ = stream.unbounded_send(event);
-    });
+        let wait = watch.next_deadline_ms().saturating_sub(now(&world)).max(1);
+        futures::select_biased! {
+            input = live.next() => match input {
+                Some(input) => watch.handle(input, now(&world)),
+                None => {
+                    // The node crashed: its connections reset.
+                    to_replica(&world, node, replica, ended("connection reset")).await;
+                    return;
+                }
+            },
+            _ = sleep(Duration::from_millis(wait.unsigned_abs())).fuse() => {
+                watch.handle(WatchInput::Tick, now(&world));
+            }
+        }
+    }
 }
 
 /// One incarnation of Metasrv node `id`: returns when it crashes.
@@ -506,6 +644,7 @@ async fn supervise(world: Shared, id: usize) {
             let mut w = world.borrow_mut();
             w.inboxes[id] = None;
             w.elections[id] = None;
+            w.subscribers[id].clear();
         }
         sleep(Duration::from_millis(thread_rng().gen_range(100..3_000))).await;
     }
@@ -554,10 +693,7 @@ async fn monitor(world: Shared) {
                 w.elections[i].as_ref()?.leading(now).map(|e| (i, e))
             })
             .collect();
-        if leaders.len() > 1 {
-            let message = format!("two leaders at once: {leaders:?}");
-            w.violations.push(message);
-        }
+        w.checks.leadership.leading(&leaders);
     }
 }
 
@@ -623,9 +759,11 @@ async fn writer(world: Shared, id: usize, tables: Vec<u64>) {
                 Some(Err(e)) => panic!("{op_id}: unexpected refusal {e}"),
             }
         };
-        if let Some(previous) = world.borrow_mut().acked.insert(op_id.clone(), version) {
-            assert_eq!(previous, version, "{op_id} acknowledged with two versions");
-        }
+        world
+            .borrow_mut()
+            .checks
+            .commits
+            .acknowledged(&op_id, table_id, version);
         // Read-your-writes at any replica: the token's revision or newer, and the version
         // acknowledged is exactly this commit.
         let replica = thread_rng().gen_range(0..REPLICAS);
@@ -640,89 +778,64 @@ async fn writer(world: Shared, id: usize, tables: Vec<u64>) {
             _ = sleep(Duration::from_secs(3)).fuse() => None,
         };
         if let Some(registry) = read {
-            assert!(
-                registry.revision() >= token,
-                "replica {replica} served revision {} below the token {token}",
-                registry.revision()
-            );
-            let record = registry
-                .table_by_id(table_id)
-                .and_then(|t| t.version(version))
-                .unwrap_or_else(|| {
-                    let t = registry.table_by_id(table_id);
-                    let store = world.borrow().registry();
-                    panic!(
-                        "replica {replica} at revision {} (token {token}) lacks {op_id} at version {version}: replica has {:?}, store has {:?} at revision {}",
-                        registry.revision(),
-                        t.map(|t| t.versions.iter().map(|v| (v.version, v.revision, v.operation_id.clone())).collect::<Vec<_>>()),
-                        store.table_by_id(table_id).map(|t| t.versions.iter().map(|v| (v.version, v.revision, v.operation_id.clone())).collect::<Vec<_>>()),
-                        store.revision(),
-                    )
-                });
-            assert_eq!(
-                record.operation_id.as_deref(),
-                Some(op_id.as_str()),
-                "version {version} read at the token is not the acknowledged commit"
-            );
-            world.borrow_mut().reads_served += 1;
+            let mut w = world.borrow_mut();
+            w.checks
+                .replicas
+                .served(replica, token, &registry, (table_id, version, &op_id));
+            w.reads_served += 1;
         }
     }
 }
 
-/// A Query replica: its cache follows the leader's stream, resyncs from the store on gaps,
-/// and serves reads at or above a client's token.
+/// A Query replica: the shipped [`Follower`] (its cache, stream and fetch timers) over
+/// watch streams opened at a random node, serving reads at or above a client's token.
 async fn replica(
     world: Shared,
     index: usize,
-    mut stream: mpsc::UnboundedReceiver<ChangeEvent>,
+    mut inbox: mpsc::UnboundedReceiver<ToReplica>,
     mut reads: mpsc::UnboundedReceiver<Read>,
     done: Rc<RefCell<bool>>,
 ) {
     let endpoint = replica_id(index);
-    let mut cache = CatalogCache::new(LEASE_MS);
-    let now = world.borrow().now_ms(endpoint);
-    cache.handle(CacheInput::StreamUp, now);
+    let now = |w: &Shared| w.borrow().now_ms(endpoint);
+    let nodes = world.borrow().shape.nodes;
+    let mut follower = Follower::new(FollowerConfig::new(LEASE_MS), Registry::new(), now(&world));
+    let (mut stream, mut fetch) = (0, 0);
     let mut waiting: Vec<Read> = Vec::new();
-    let mut last = 0;
     loop {
-        let mut inputs = Vec::new();
-        futures::select_biased! {
-            event = stream.next() => inputs.extend(event.map(CacheInput::Event)),
-            read = reads.next() => if let Some(read) = read {
-                inputs.push(CacheInput::NeedRevision(read.min_revision));
-                waiting.push(read);
-            },
-            _ = sleep(Duration::from_millis(200)).fuse() => {
-                // Idle: learn the store's revision, as a replica polling Metasrv would.
-                let want = world.borrow().revision();
-                inputs.push(CacheInput::NeedRevision(want));
-            }
-        }
-        while let Some(input) = inputs.pop() {
-            let now = world.borrow().now_ms(endpoint);
-            cache.handle(input, now);
-            while let Some(output) = cache.poll() {
-                match output {
-                    CacheOutput::Advanced(revision) => {
-                        if revision <= last {
-                            world
-                                .borrow_mut()
-                                .violations
-                                .push(format!("replica {index} went from {last} to {revision}"));
-                        }
-                        last = revision;
-                    }
-                    CacheOutput::FetchSnapshot => {
-                        delay(&world).await;
-                        let snapshot = world.borrow().registry();
-                        inputs.push(CacheInput::Snapshot(snapshot));
-                    }
+        while let Some(output) = follower.poll() {
+            match output {
+                FollowerOutput::OpenStream { from_revision } => {
+                    stream += 1;
+                    let node = thread_rng().gen_range(0..nodes);
+                    let watch = watch_at(world.clone(), node, index, stream, from_revision, true);
+                    madsim::task::spawn_local(watch);
                 }
+                FollowerOutput::CloseStream => stream += 1,
+                FollowerOutput::FetchSnapshot => {
+                    fetch += 1;
+                    let node = thread_rng().gen_range(0..nodes);
+                    madsim::task::spawn_local(watch_at(
+                        world.clone(),
+                        node,
+                        index,
+                        fetch,
+                        0,
+                        false,
+                    ));
+                }
+                FollowerOutput::Advanced(revision) => {
+                    world.borrow_mut().checks.replicas.advanced(index, revision);
+                }
+                FollowerOutput::Event(_) => {}
             }
         }
+        let cache = follower.cache();
+        let below = world.borrow().bugs.serve_below_token;
         let mut i = 0;
         while i < waiting.len() {
-            if let Ok(registry) = cache.read(waiting[i].min_revision) {
+            let min_revision = if below { 0 } else { waiting[i].min_revision };
+            if let Ok(registry) = cache.read(min_revision) {
                 let read = waiting.swap_remove(i);
                 let _ = read.reply.send(registry.clone());
             } else {
@@ -734,6 +847,30 @@ async fn replica(
             world.borrow_mut().replica_final[index] = Some(registry);
             return;
         }
+        let wait = follower
+            .next_deadline_ms()
+            .saturating_sub(now(&world))
+            .clamp(1, 200);
+        let input = futures::select_biased! {
+            message = inbox.next() => match message {
+                Some(ToReplica::Stream { stream: s, input }) if s == stream => input,
+                Some(ToReplica::Fetched { fetch: f, result }) if f == fetch => {
+                    FollowerInput::Fetched(result)
+                }
+                // A dropped stream's or an abandoned fetch's late words.
+                _ => FollowerInput::Tick,
+            },
+            read = reads.next() => match read {
+                Some(read) => {
+                    let revision = read.min_revision;
+                    waiting.push(read);
+                    FollowerInput::Need { revision }
+                }
+                None => FollowerInput::Tick,
+            },
+            _ = sleep(Duration::from_millis(wait.unsigned_abs())).fuse() => FollowerInput::Tick,
+        };
+        follower.handle(input, now(&world));
     }
 }
 
@@ -742,7 +879,6 @@ async fn replica(
 /// What a run leaves for the checkers and the determinism check.
 struct Outcome {
     trace: u64,
-    reads_served: u64,
 }
 
 async fn simulate(shape: Shape, bugs: Bugs) -> Outcome {
@@ -756,13 +892,13 @@ async fn simulate(shape: Shape, bugs: Bugs) -> Outcome {
             )
         })
         .collect();
-    let mut streams = Vec::new();
+    let mut replica_inboxes = Vec::new();
     let mut stream_rx = Vec::new();
     let mut reads = Vec::new();
     let mut read_rx = Vec::new();
     for _ in 0..REPLICAS {
         let (tx, rx) = mpsc::unbounded();
-        streams.push(tx);
+        replica_inboxes.push(tx);
         stream_rx.push(rx);
         let (tx, rx) = mpsc::unbounded();
         reads.push(tx);
@@ -779,13 +915,13 @@ async fn simulate(shape: Shape, bugs: Bugs) -> Outcome {
         }),
         blocked: BTreeSet::new(),
         shape,
+        bugs,
         inboxes: vec![None; shape.nodes],
-        streams,
+        replica_inboxes,
+        subscribers: vec![Vec::new(); shape.nodes],
         reads,
         elections: vec![None; shape.nodes],
-        elected: BTreeMap::new(),
-        violations: Vec::new(),
-        acked: BTreeMap::new(),
+        checks: Checkers::default(),
         replica_final: vec![None; REPLICAS],
         reads_served: 0,
         trace: std::collections::hash_map::DefaultHasher::new(),
@@ -870,7 +1006,11 @@ async fn simulate(shape: Shape, bugs: Bugs) -> Outcome {
     madsim::time::timeout(LIVENESS_BOUND, liveness)
         .await
         .unwrap_or_else(|_| {
-            let w = world.borrow();
+            // Safety first: a run that fails to converge may have broken a promise.
+            let mut w = world.borrow_mut();
+            let history = w.registry();
+            w.checks.commits.check_history(&history, &tables, false);
+            w.checks.assert_clean();
             let leaders: Vec<_> = (0..shape.nodes)
                 .map(|i| {
                     let now = w.now_ms(i);
@@ -879,65 +1019,42 @@ async fn simulate(shape: Shape, bugs: Bugs) -> Outcome {
                 .collect();
             panic!(
                 "no convergence within {LIVENESS_BOUND:?} of simulated time ({faults:?}): {} of {} operations acknowledged, log at revision {}, replicas finished {:?}, nodes (leading, lease seen) {leaders:?}",
-                w.acked.len(),
+                w.checks.commits.acknowledged_count(),
                 WRITERS * OPS_PER_WRITER,
                 w.revision(),
                 w.replica_final.iter().map(Option::is_some).collect::<Vec<_>>(),
             )
         });
-    let w = world.borrow();
-    check(&w, &tables);
+    let mut w = world.borrow_mut();
+    check(&mut w, &tables);
     let mut trace = w.trace.clone();
     w.revision().hash(&mut trace);
     Outcome {
         trace: trace.finish(),
-        reads_served: w.reads_served,
     }
 }
 
-/// The invariants over the final state.
-fn check(world: &World, tables: &[u64]) {
-    assert!(
-        world.violations.is_empty(),
-        "violations: {:#?}",
-        world.violations
-    );
-    let registry = world.registry();
-    let mut committed_ops = BTreeSet::new();
-    for &id in tables {
-        let table = registry.table_by_id(id).expect("table exists");
-        for (i, v) in table.versions.iter().enumerate() {
-            assert_eq!(v.version, i as u64 + 1, "version history has a gap");
-            let op = v.operation_id.clone().expect("every commit has an op id");
-            assert!(committed_ops.insert(op.clone()), "{op} committed twice");
-        }
+/// The invariants over the final state, after every writer finished.
+fn check(world: &mut World, tables: &[u64]) {
+    let history = world.registry();
+    world.checks.commits.check_history(&history, tables, true);
+    for i in 0..REPLICAS {
+        let final_registry = world.replica_final[i].clone().expect("replica finished");
+        world
+            .checks
+            .replicas
+            .converged(i, &final_registry, &history);
     }
+    world.checks.assert_clean();
+    assert!(
+        world.reads_served > 0,
+        "no read-your-writes read was checked: the run proved nothing about replicas"
+    );
     assert_eq!(
-        world.acked.len(),
+        world.checks.commits.acknowledged_count(),
         WRITERS * OPS_PER_WRITER,
         "every operation acknowledged"
     );
-    for (op, version) in &world.acked {
-        let found = tables.iter().find_map(|&id| {
-            registry
-                .table_by_id(id)?
-                .version(*version)
-                .filter(|r| r.operation_id.as_deref() == Some(op.as_str()))
-        });
-        assert!(
-            found.is_some(),
-            "acknowledged {op} at version {version} is not in the history"
-        );
-    }
-    assert_eq!(
-        committed_ops.len(),
-        world.acked.len(),
-        "nothing committed without an ack"
-    );
-    for (i, final_registry) in world.replica_final.iter().enumerate() {
-        let final_registry = final_registry.as_ref().expect("replica finished");
-        assert_eq!(final_registry, &registry, "replica {i} diverged");
-    }
 }
 
 fn run(seed: u64, shape: Shape, bugs: Bugs) -> Outcome {
@@ -949,65 +1066,48 @@ fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|s| s.parse().ok())
 }
 
-/// Runs `shape` once per seed (`MADSIM_TEST_SEED`, default from the clock;
-/// `MADSIM_TEST_NUM` seeds, default 8) and prints the replay command of test `test` for a
-/// failing seed.
-fn sweep(shape: Shape, test: &str) {
-    let first = env_u64("MADSIM_TEST_SEED").unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_secs())
-    });
-    let runs = env_u64("MADSIM_TEST_NUM").unwrap_or(8);
-    let started = std::time::Instant::now();
-    let mut reads = 0;
-    for seed in first..first + runs {
-        match std::panic::catch_unwind(|| run(seed, shape, Bugs::default())) {
-            Ok(outcome) => reads += outcome.reads_served,
-            Err(panic) => {
-                eprintln!(
-                    "{test} failed for seed {seed}; replay it with:\n  MADSIM_TEST_SEED={seed} MADSIM_TEST_NUM=1 RUSTFLAGS=\"--cfg madsim\" CARGO_TARGET_DIR=target/madsim cargo test -p lake-simtests --test cluster {test}"
-                );
-                std::panic::resume_unwind(panic);
-            }
-        }
-    }
-    let secs = started.elapsed().as_secs_f64();
-    eprintln!(
-        "{test}: {runs} seeds from {first} in {secs:.1} s ({:.1} seeds/s), {reads} read-your-writes reads checked",
-        runs as f64 / secs
-    );
+/// Prints the command that replays this run's seed when the run panics. (madsim's own
+/// note names only the variable.)
+struct Replay {
+    test: &'static str,
+    seed: u64,
 }
 
-#[test]
-fn cluster_under_faults() {
-    sweep(CLUSTER, "cluster_under_faults");
+impl Replay {
+    fn new(test: &'static str) -> Self {
+        let seed = madsim::runtime::Handle::current().seed();
+        Self { test, seed }
+    }
+}
+
+impl Drop for Replay {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let Self { test, seed } = self;
+            eprintln!(
+                "{test} failed for seed {seed}; replay it with:\n  MADSIM_TEST_SEED={seed} MADSIM_TEST_NUM=1 RUSTFLAGS=\"--cfg madsim\" CARGO_TARGET_DIR=target/madsim cargo test -p lake-simtests --test cluster {test}"
+            );
+        }
+    }
+}
+
+// The sweeps run under madsim's own seed handling: `MADSIM_TEST_SEED` (first seed; default
+// the clock), `MADSIM_TEST_NUM` (seeds; `.ci/test.sh` runs 300), `MADSIM_TEST_JOBS`,
+// `MADSIM_TEST_CHECK_DETERMINISM` (runs a seed twice and compares every random draw).
+
+#[madsim::test]
+async fn cluster_under_faults() {
+    let _replay = Replay::new("cluster_under_faults");
+    simulate(CLUSTER, Bugs::default()).await;
 }
 
 /// The embedded `lake serve`: one exclusive node, crashed, paused (its timers fire late)
 /// and restarted under store and stream faults. (This replaces the separate
 /// single-leader simulation that drove its own copy of the coordinator loop.)
-#[test]
-fn embedded_node_under_faults() {
-    sweep(EMBEDDED, "embedded_node_under_faults");
-}
-
-/// Seeds that once found a bug, each replayed on every run. (A seed replays its bug only
-/// while the simulation draws the same random numbers; the comment says what it found.)
-const REGRESSION_SEEDS: &[(u64, &str)] = &[(
-    23957,
-    "a node lost its lease, was confirmed again for the same epoch, and a store answer from \
-     the first serving period acknowledged a write of the second that never applied; answers \
-     are now keyed by serving term (here and in the Metasrv shell)",
-)];
-
-#[test]
-fn regression_seeds() {
-    for &(seed, found) in REGRESSION_SEEDS {
-        if std::panic::catch_unwind(|| run(seed, CLUSTER, Bugs::default())).is_err() {
-            panic!("regression seed {seed} fails again; it once found: {found}");
-        }
-    }
+#[madsim::test]
+async fn embedded_node_under_faults() {
+    let _replay = Replay::new("embedded_node_under_faults");
+    simulate(EMBEDDED, Bugs::default()).await;
 }
 
 /// The same seed gives the same run, bit for bit (what makes a printed seed a replay).
@@ -1021,23 +1121,68 @@ fn a_seed_replays_identically() {
     }
 }
 
-/// The checkers can fail: with the store's epoch fence planted off, some seed lets a
-/// deposed leader's write land and the fence checker reports exactly that.
-#[test]
-fn a_store_that_skips_the_fence_is_caught() {
-    let caught = (0..64u64).find_map(|seed| {
-        let panic =
-            std::panic::catch_unwind(|| run(seed, CLUSTER, Bugs { skip_fence: true })).err()?;
+/// Runs `shape` with `bugs` planted over up to 64 seeds and returns the first failure's
+/// seed and message.
+fn first_failure(shape: Shape, bugs: Bugs) -> Option<(u64, String)> {
+    (0..64u64).find_map(|seed| {
+        let panic = std::panic::catch_unwind(|| run(seed, shape, bugs)).err()?;
         let message = panic
             .downcast_ref::<String>()
             .cloned()
             .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
             .unwrap_or_default();
         Some((seed, message))
-    });
-    let (seed, message) = caught.expect("64 seeds with the fence off went unnoticed");
+    })
+}
+
+/// Asserts that `bugs` planted in `shape` is caught by the `family` checker.
+fn caught_by(shape: Shape, bugs: Bugs, family: &str) {
+    let (seed, message) = first_failure(shape, bugs)
+        .unwrap_or_else(|| panic!("64 seeds with {bugs:?} went unnoticed"));
     assert!(
-        message.contains("applied while the lease is"),
-        "seed {seed} failed, but not on the fence: {message}"
+        message.contains(&format!("{family} checker:")),
+        "seed {seed} failed with {bugs:?}, but not in the {family} checker: {message}"
     );
+}
+
+/// With the store's epoch fence planted off, some seed lets a deposed leader's write land
+/// and the fencing checker reports exactly that.
+#[test]
+fn a_store_that_skips_the_fence_is_caught_by_the_fencing_checker() {
+    let bugs = Bugs {
+        skip_fence: true,
+        ..Bugs::default()
+    };
+    caught_by(CLUSTER, bugs, "fencing");
+}
+
+/// Events published before they are durable reach replicas; when the write then fails, a
+/// replica holds history the store never had.
+#[test]
+fn publishing_before_durable_is_caught_by_the_replicas_checker() {
+    let bugs = Bugs {
+        publish_early: true,
+        ..Bugs::default()
+    };
+    caught_by(CLUSTER, bugs, "replicas");
+}
+
+#[test]
+fn serving_below_a_token_is_caught_by_the_replicas_checker() {
+    let bugs = Bugs {
+        serve_below_token: true,
+        ..Bugs::default()
+    };
+    caught_by(EMBEDDED, bugs, "replicas");
+}
+
+/// A store that acknowledges an append it never applied: the version is handed out again
+/// and the acknowledged commit is missing from the history.
+#[test]
+fn an_acknowledged_write_the_store_lost_is_caught_by_the_commits_checker() {
+    let bugs = Bugs {
+        lose_acknowledged_appends: true,
+        ..Bugs::default()
+    };
+    caught_by(CLUSTER, bugs, "commits");
 }

@@ -313,3 +313,71 @@ fn an_exclusive_node_whose_timers_fire_late_keeps_serving() {
         h.events
     );
 }
+
+/// A node loses its lease with a write in flight, a renewal it thought lost turns out to
+/// have landed, and it serves the same epoch again in a new term. The first term's write
+/// answer then arrives: it must not acknowledge the second term's write, which has the
+/// same write id in a new coordinator and never reached the store. (Found by the cluster
+/// simulation as seed 23957 before answers were keyed by term.)
+#[test]
+fn an_answer_from_an_earlier_serving_term_never_acknowledges_a_later_write() {
+    let mut h = Harness::new(false);
+    h.serve();
+    h.mutate(1, "a");
+    let (stale_call, stale_append) = take_append(&mut h);
+    let StoreAnswer::Written(Ok(())) = stale_append.run(&h.store) else {
+        panic!("the first write lands");
+    };
+    // Renewals go unanswered until the leadership lapses; keep the first one.
+    let mut renewal = None;
+    while h.node.ready(h.now) {
+        h.advance(100);
+        for (call, op) in std::mem::take(&mut h.calls) {
+            if renewal.is_none() && matches!(op, StoreCall::WriteLease { .. }) {
+                renewal = Some((call, op));
+            }
+        }
+    }
+    assert!(
+        matches!(h.reply(1), Some(Err(CommitError::OutcomeUnknown(_)))),
+        "{:?}",
+        h.reply(1)
+    );
+    // The renewal did land; its answer is lost. The node reads the lease, finds its own
+    // record and leads the same epoch again.
+    let (call, op) = renewal.expect("a renewal was sent");
+    let StoreAnswer::Written(Ok(())) = op.run(&h.store) else {
+        panic!("the renewal lands");
+    };
+    h.handle(NodeInput::Answer {
+        call,
+        answer: StoreAnswer::Written(Err(lake_core::StoreError::Io("lost".into()))),
+    });
+    h.settle();
+    assert!(h.node.ready(h.now), "serving again: {:?}", h.events);
+    let epochs: Vec<u64> = h
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            NodeEvent::Elected { epoch } => Some(*epoch),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(epochs, [1, 1], "the same epoch, a second term");
+    h.mutate(2, "b");
+    let _second_term_write = take_append(&mut h);
+    h.handle(NodeInput::Answer {
+        call: stale_call,
+        answer: StoreAnswer::Written(Ok(())),
+    });
+    assert!(
+        h.reply(2).is_none(),
+        "the first term's answer acknowledged the second term's write: {:?}",
+        h.reply(2)
+    );
+    assert_eq!(
+        h.store.revision().expect("revision"),
+        1,
+        "b never reached the store"
+    );
+}

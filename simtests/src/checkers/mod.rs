@@ -1,0 +1,68 @@
+//! The simulations' checkers, one module per invariant family, in the style of
+//! TigerBeetle's `src/testing/cluster/*_checker.zig`: each records what the simulation
+//! observes (an election won, a store write applied, a commit acknowledged, a replica's
+//! revision) and reports every broken promise as a [`Violation`] naming its family, so a
+//! planted bug's test can say which checker caught it.
+//!
+//! * [`commits`]: every acknowledged commit is in the gap-free history exactly once, no
+//!   version is acknowledged to two operations, nothing is committed without an ack;
+//! * [`leadership`]: one winner per epoch, never two nodes leading at one instant;
+//! * [`fencing`]: every applied store write carried the fence of the lease holder;
+//! * [`replicas`]: a replica never serves below a client's token, never moves backwards,
+//!   serves at a token exactly the commit acknowledged for it, and converges after heal.
+
+pub mod commits;
+pub mod fencing;
+pub mod leadership;
+pub mod replicas;
+
+/// A broken invariant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// The checker's family: `commits`, `leadership`, `fencing` or `replicas`.
+    pub family: &'static str,
+    /// What happened.
+    pub message: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} checker: {}", self.family, self.message)
+    }
+}
+
+/// All four checkers of one run.
+#[derive(Debug, Default)]
+pub struct Checkers {
+    pub commits: commits::Commits,
+    pub leadership: leadership::Leadership,
+    pub fencing: fencing::Fencing,
+    pub replicas: replicas::Replicas,
+}
+
+impl Checkers {
+    /// Every violation recorded so far.
+    pub fn violations(&self) -> Vec<Violation> {
+        [
+            self.commits.violations(),
+            self.leadership.violations(),
+            self.fencing.violations(),
+            self.replicas.violations(),
+        ]
+        .concat()
+    }
+
+    /// Panics with every violation recorded so far, if any.
+    pub fn assert_clean(&self) {
+        let violations = self.violations();
+        assert!(
+            violations.is_empty(),
+            "violations:\n{}",
+            violations
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+}

@@ -1,0 +1,77 @@
+//! Replicas: a Query replica never moves backwards, never serves below a client's token,
+//! serves at a token exactly the commit that was acknowledged for it, and converges to the
+//! store once faults heal.
+
+use std::collections::BTreeMap;
+
+use lake_core::{Registry, TableId};
+
+use super::Violation;
+
+/// See the module docs.
+#[derive(Debug, Default)]
+pub struct Replicas {
+    last: BTreeMap<usize, u64>,
+    violations: Vec<Violation>,
+}
+
+impl Replicas {
+    /// Replica `replica`'s cache moved to `revision`.
+    pub fn advanced(&mut self, replica: usize, revision: u64) {
+        let last = self.last.insert(replica, revision).unwrap_or(0);
+        if revision <= last {
+            self.violate(format!("replica {replica} went from {last} to {revision}"));
+        }
+    }
+
+    /// Replica `replica` served `served` to a reader holding `token`, who committed `op`
+    /// as `version` of `table`.
+    pub fn served(
+        &mut self,
+        replica: usize,
+        token: u64,
+        served: &Registry,
+        (table, version, op): (TableId, u64, &str),
+    ) {
+        if served.revision() < token {
+            self.violate(format!(
+                "replica {replica} served revision {} below the token {token}",
+                served.revision()
+            ));
+            return;
+        }
+        let found = served
+            .table_by_id(table)
+            .and_then(|t| t.version(version))
+            .and_then(|r| r.operation_id.clone());
+        if found.as_deref() != Some(op) {
+            self.violate(format!(
+                "replica {replica} at revision {} (token {token}) serves {found:?} as version {version} of table {table}, acknowledged to {op}",
+                served.revision()
+            ));
+        }
+    }
+
+    /// Replica `replica` ended at `registry`; the store holds `store`.
+    pub fn converged(&mut self, replica: usize, registry: &Registry, store: &Registry) {
+        if registry != store {
+            self.violate(format!(
+                "replica {replica} diverged: it ended at revision {} and differs from the store at revision {}",
+                registry.revision(),
+                store.revision()
+            ));
+        }
+    }
+
+    /// What this checker found.
+    pub fn violations(&self) -> Vec<Violation> {
+        self.violations.clone()
+    }
+
+    fn violate(&mut self, message: String) {
+        self.violations.push(Violation {
+            family: "replicas",
+            message,
+        });
+    }
+}
