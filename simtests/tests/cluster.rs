@@ -111,6 +111,28 @@ struct Bugs {
     lose_acknowledged_appends: bool,
 }
 
+/// A named scenario: one situation forced on purpose, with the seed's random faults off
+/// (except where the scenario says), so the test's name says what it proves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Script {
+    /// The swarm: every fault drawn from the seed.
+    #[default]
+    Random,
+    /// The leader stops (SIGSTOP) for three lease periods right after sending an append.
+    LeaderPausedWithWriteInFlight,
+    /// The leader's first append applies, its answer is lost, and the leader crashes.
+    AnswerLostAfterApplyThenFailover,
+    /// Every live event to replica 0's streams overflows its watch buffer (it lags).
+    ReplicaLaggingBeyondWatchBuffer,
+    /// The leader cannot reach the store (the store still reaches it) for three leases.
+    OneWayPartitionLeaderToStore,
+    /// Node clocks drift by 9.5% in opposite directions (a 2 s lease with a 200 ms bound
+    /// tolerates just under 10%), with the seed's random faults on.
+    ClockDriftAtTheBound,
+    /// Each of the first two nodes elected crashes while it reads its log (before serving).
+    RestartDuringReconcile,
+}
+
 /// Fault rates of one run, all drawn from the seed.
 #[derive(Clone, Copy, Debug, Default)]
 struct Faults {
@@ -166,6 +188,14 @@ struct Read {
 struct World {
     shape: Shape,
     bugs: Bugs,
+    script: Script,
+    /// How many times the script's situation was forced (a scenario that never happened
+    /// proves nothing).
+    fired: u32,
+    /// Per node: stop it for this long at its next turn (a scripted SIGSTOP).
+    pause_next: Vec<Option<Duration>>,
+    /// Per node: crash it at its next turn.
+    crash_next: Vec<bool>,
     faults: Faults,
     started: Instant,
     /// Per endpoint (nodes, then replicas): clock offset in ms and drift per mille.
@@ -179,7 +209,7 @@ struct World {
     /// Per replica: what reaches it (stream items, fetched snapshots).
     replica_inboxes: Vec<mpsc::UnboundedSender<ToReplica>>,
     /// Per node: the live-event feeds of the watch streams it serves (dropped on a crash).
-    subscribers: Vec<Vec<mpsc::UnboundedSender<WatchInput>>>,
+    subscribers: Vec<Vec<(usize, mpsc::UnboundedSender<WatchInput>)>>,
     reads: Vec<mpsc::UnboundedSender<Read>>,
     // Checkers.
     elections: Vec<Option<Election>>,
@@ -269,6 +299,20 @@ async fn store_call(world: Shared, node: usize, op: StoreCall) -> Option<StoreAn
             StoreCall::WriteLease { lease, .. } => Some(lease.clone()),
             _ => None,
         };
+        if w.script == Script::AnswerLostAfterApplyThenFailover
+            && w.fired == 0
+            && matches!(op, StoreCall::Append { .. })
+        {
+            let answer = op.run(&w.store);
+            if let StoreAnswer::Written(Ok(())) = answer {
+                w.fired += 1;
+                w.crash_next[node] = true;
+                w.store.set(StoreFaults::default());
+                return None;
+            }
+            w.store.set(StoreFaults::default());
+            return Some(answer);
+        }
         if w.bugs.lose_acknowledged_appends
             && matches!(op, StoreCall::Append { .. })
             && chance(0.05)
@@ -315,6 +359,8 @@ struct SimNode {
     pending: BTreeMap<RequestId, ReplyTx>,
     next_request: RequestId,
     answers: mpsc::UnboundedSender<(CallId, StoreAnswer)>,
+    /// Set once the node was told to resign (a graceful restart).
+    resigning: bool,
 }
 
 impl SimNode {
@@ -328,12 +374,20 @@ impl SimNode {
         while let Some(output) = self.node.poll() {
             match output {
                 NodeOutput::Call { call, op, .. } => {
+                    if matches!(op, StoreCall::Append { .. }) {
+                        let mut w = self.world.borrow_mut();
+                        if w.script == Script::LeaderPausedWithWriteInFlight && w.fired == 0 {
+                            w.fired += 1;
+                            w.pause_next[self.id] =
+                                Some(Duration::from_millis(3 * LEASE_MS as u64));
+                        }
+                    }
                     if let StoreCall::Append { events, .. } = &op
                         && self.world.borrow().bugs.publish_early
                     {
                         let mut w = self.world.borrow_mut();
                         for event in events {
-                            w.subscribers[self.id].retain(|live| {
+                            w.subscribers[self.id].retain(|(_, live)| {
                                 live.unbounded_send(WatchInput::Live(event.clone())).is_ok()
                             });
                         }
@@ -359,9 +413,13 @@ impl SimNode {
                     // that fell behind its buffer hears that it lagged.
                     let mut w = self.world.borrow_mut();
                     let lag = w.faults.message_loss;
+                    let lag_replica_0 = w.script == Script::ReplicaLaggingBeyondWatchBuffer;
+                    let mut lagged = 0;
                     for event in events {
-                        w.subscribers[self.id].retain(|live| {
-                            let input = if chance(lag) {
+                        w.subscribers[self.id].retain(|(replica, live)| {
+                            let forced = lag_replica_0 && *replica == 0;
+                            lagged += u32::from(forced);
+                            let input = if forced || chance(lag) {
                                 WatchInput::Lagged
                             } else {
                                 WatchInput::Live(event.clone())
@@ -369,11 +427,26 @@ impl SimNode {
                             live.unbounded_send(input).is_ok()
                         });
                     }
+                    w.fired += lagged;
                 }
                 NodeOutput::Event(NodeEvent::Elected { epoch }) => {
                     let mut w = self.world.borrow_mut();
                     w.record(("elected", epoch, self.id));
                     w.checks.leadership.elected(epoch, self.id);
+                    if w.script == Script::ClockDriftAtTheBound && epoch > 1 {
+                        // A takeover between drifting clocks.
+                        w.fired += 1;
+                    }
+                    if w.script == Script::RestartDuringReconcile && w.fired < 2 {
+                        w.fired += 1;
+                        w.crash_next[self.id] = true;
+                    }
+                }
+                NodeOutput::Event(NodeEvent::SteppedDown { epoch })
+                    if self.node.config().election.exclusive && !self.resigning =>
+                {
+                    let mut w = self.world.borrow_mut();
+                    w.checks.leadership.exclusive_stepped_down(self.id, epoch);
                 }
                 NodeOutput::Event(_) => {}
             }
@@ -453,6 +526,8 @@ enum ToReplica {
         stream: u64,
         input: FollowerInput,
     },
+    /// The replica's connection resets (a scenario's doing).
+    Reset,
     Fetched {
         fetch: u64,
         result: Result<Registry, String>,
@@ -503,7 +578,7 @@ async fn watch_at(world: Shared, node: usize, replica: usize, id: u64, from: u64
     }
     // Subscribe before reading the log so nothing falls between the two.
     let (live_tx, mut live) = mpsc::unbounded();
-    world.borrow_mut().subscribers[node].push(live_tx);
+    world.borrow_mut().subscribers[node].push((replica, live_tx));
     let now = |w: &Shared| w.borrow().now_ms(node);
     let mut watch = Watch::new(WatchConfig::DEFAULT, from, follow, now(&world));
     if follow {
@@ -588,6 +663,7 @@ async fn metasrv(world: Shared, id: usize, mut inbox: mpsc::UnboundedReceiver<Re
         pending: BTreeMap::new(),
         next_request: 1,
         answers,
+        resigning: false,
     };
     loop {
         let (crash, restart, pause) = {
@@ -604,13 +680,23 @@ async fn metasrv(world: Shared, id: usize, mut inbox: mpsc::UnboundedReceiver<Re
         }
         if restart {
             world.borrow_mut().record(("restart", id));
+            node.resigning = true;
             node.handle(NodeInput::Resign);
             return;
         }
-        if pause {
+        let (scripted_pause, scripted_crash) = {
+            let mut w = world.borrow_mut();
+            let crash = std::mem::take(&mut w.crash_next[id]);
+            (w.pause_next[id].take(), crash)
+        };
+        if scripted_crash {
+            world.borrow_mut().record(("crash", id));
+            return;
+        }
+        if pause || scripted_pause.is_some() {
             // SIGSTOP: nothing runs here, the clock moves on; SIGCONT later.
-            let ms = thread_rng().gen_range(0..3 * LEASE_MS as u64);
-            sleep(Duration::from_millis(ms)).await;
+            let random = Duration::from_millis(thread_rng().gen_range(0..3 * LEASE_MS as u64));
+            sleep(scripted_pause.unwrap_or(random)).await;
         }
         let wait = node
             .node
@@ -679,6 +765,58 @@ async fn nemesis(world: Shared) {
                 w.blocked.insert((b, a));
             }
         }
+    }
+}
+
+/// The node that leads now, once one does.
+async fn leader(world: &Shared) -> usize {
+    loop {
+        let leader = {
+            let w = world.borrow();
+            (0..w.shape.nodes).find(|&i| {
+                let now = w.now_ms(i);
+                w.elections[i]
+                    .as_ref()
+                    .is_some_and(|e| e.leading(now).is_some())
+            })
+        };
+        if let Some(leader) = leader {
+            return leader;
+        }
+        sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Forces the situations of scenarios that need a push from outside at the start of the
+/// safety phase (the others are forced where they happen).
+async fn direct(world: Shared, script: Script) {
+    match script {
+        Script::OneWayPartitionLeaderToStore => {
+            // Cut the path from the leader to the store (not back) for three leases.
+            let leader = leader(&world).await;
+            {
+                let mut w = world.borrow_mut();
+                w.fired += 1;
+                w.blocked.insert((leader, STORE));
+            }
+            sleep(Duration::from_millis(3 * LEASE_MS as u64)).await;
+            world.borrow_mut().blocked.remove(&(leader, STORE));
+        }
+        Script::RestartDuringReconcile => {
+            // Depose the leader so that elections follow; the next electees crash while
+            // they read their log.
+            let leader = leader(&world).await;
+            world.borrow_mut().crash_next[leader] = true;
+        }
+        Script::ReplicaLaggingBeyondWatchBuffer => {
+            // Replica 0 reconnects, to the leader.
+            let inbox = world.borrow().replica_inboxes[0].clone();
+            let _ = inbox.unbounded_send(ToReplica::Reset);
+        }
+        Script::Random
+        | Script::LeaderPausedWithWriteInFlight
+        | Script::AnswerLostAfterApplyThenFailover
+        | Script::ClockDriftAtTheBound => {}
     }
 }
 
@@ -807,7 +945,21 @@ async fn replica(
             match output {
                 FollowerOutput::OpenStream { from_revision } => {
                     stream += 1;
-                    let node = thread_rng().gen_range(0..nodes);
+                    let mut node = thread_rng().gen_range(0..nodes);
+                    let w = world.borrow();
+                    if w.script == Script::ReplicaLaggingBeyondWatchBuffer && index == 0 {
+                        // The lagging replica watches the leader, whose live events it
+                        // cannot keep up with.
+                        node = (0..nodes)
+                            .find(|&i| {
+                                let now = w.now_ms(i);
+                                w.elections[i]
+                                    .as_ref()
+                                    .is_some_and(|e| e.leading(now).is_some())
+                            })
+                            .unwrap_or(node);
+                    }
+                    drop(w);
                     let watch = watch_at(world.clone(), node, index, stream, from_revision, true);
                     madsim::task::spawn_local(watch);
                 }
@@ -857,6 +1009,9 @@ async fn replica(
                 Some(ToReplica::Fetched { fetch: f, result }) if f == fetch => {
                     FollowerInput::Fetched(result)
                 }
+                Some(ToReplica::Reset) => FollowerInput::StreamEnded {
+                    error: "connection reset".into(),
+                },
                 // A dropped stream's or an abandoned fetch's late words.
                 _ => FollowerInput::Tick,
             },
@@ -879,17 +1034,25 @@ async fn replica(
 /// What a run leaves for the checkers and the determinism check.
 struct Outcome {
     trace: u64,
+    /// How many times the script's situation was forced.
+    fired: u32,
 }
 
-async fn simulate(shape: Shape, bugs: Bugs) -> Outcome {
-    let faults = Faults::draw();
+async fn simulate(shape: Shape, bugs: Bugs, script: Script) -> Outcome {
+    let faults = match script {
+        Script::Random | Script::ClockDriftAtTheBound => Faults::draw(),
+        _ => Faults::default(),
+    };
     let clocks = (0..NODES_MAX + REPLICAS)
-        .map(|_| {
+        .map(|endpoint| {
             let mut rng = thread_rng();
-            (
-                rng.gen_range(-5_000..=5_000),
-                rng.gen_range(-DRIFT_MAX_PER_MILLE..=DRIFT_MAX_PER_MILLE),
-            )
+            let offset = rng.gen_range(-5_000..=5_000);
+            let drift = match script {
+                Script::ClockDriftAtTheBound if endpoint % 2 == 0 => 95,
+                Script::ClockDriftAtTheBound => -95,
+                _ => rng.gen_range(-DRIFT_MAX_PER_MILLE..=DRIFT_MAX_PER_MILLE),
+            };
+            (offset, drift)
         })
         .collect();
     let mut replica_inboxes = Vec::new();
@@ -916,6 +1079,11 @@ async fn simulate(shape: Shape, bugs: Bugs) -> Outcome {
         blocked: BTreeSet::new(),
         shape,
         bugs,
+        // The scenario starts with the safety phase; setup runs without it.
+        script: Script::Random,
+        fired: 0,
+        pause_next: vec![None; shape.nodes],
+        crash_next: vec![false; shape.nodes],
         inboxes: vec![None; shape.nodes],
         replica_inboxes,
         subscribers: vec![Vec::new(); shape.nodes],
@@ -963,8 +1131,15 @@ async fn simulate(shape: Shape, bugs: Bugs) -> Outcome {
     }
 
     // Safety phase: faults on while the writers run.
-    world.borrow_mut().faults = faults;
-    madsim::task::spawn_local(nemesis(world.clone()));
+    {
+        let mut w = world.borrow_mut();
+        w.faults = faults;
+        w.script = script;
+    }
+    if matches!(script, Script::Random | Script::ClockDriftAtTheBound) {
+        madsim::task::spawn_local(nemesis(world.clone()));
+    }
+    madsim::task::spawn_local(direct(world.clone(), script));
     let writers: Vec<_> = (0..WRITERS)
         .map(|id| madsim::task::spawn_local(writer(world.clone(), id, tables.clone())))
         .collect();
@@ -1031,6 +1206,7 @@ async fn simulate(shape: Shape, bugs: Bugs) -> Outcome {
     w.revision().hash(&mut trace);
     Outcome {
         trace: trace.finish(),
+        fired: w.fired,
     }
 }
 
@@ -1058,8 +1234,12 @@ fn check(world: &mut World, tables: &[u64]) {
 }
 
 fn run(seed: u64, shape: Shape, bugs: Bugs) -> Outcome {
+    run_script(seed, shape, bugs, Script::Random)
+}
+
+fn run_script(seed: u64, shape: Shape, bugs: Bugs, script: Script) -> Outcome {
     let runtime = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
-    runtime.block_on(simulate(shape, bugs))
+    runtime.block_on(simulate(shape, bugs, script))
 }
 
 fn env_u64(name: &str) -> Option<u64> {
@@ -1098,7 +1278,7 @@ impl Drop for Replay {
 #[madsim::test]
 async fn cluster_under_faults() {
     let _replay = Replay::new("cluster_under_faults");
-    simulate(CLUSTER, Bugs::default()).await;
+    simulate(CLUSTER, Bugs::default(), Script::Random).await;
 }
 
 /// The embedded `lake serve`: one exclusive node, crashed, paused (its timers fire late)
@@ -1107,7 +1287,58 @@ async fn cluster_under_faults() {
 #[madsim::test]
 async fn embedded_node_under_faults() {
     let _replay = Replay::new("embedded_node_under_faults");
-    simulate(EMBEDDED, Bugs::default()).await;
+    simulate(EMBEDDED, Bugs::default(), Script::Random).await;
+}
+
+/// Runs the named scenario `script` on `shape` at seeds 1 to 4 (each deterministic: the
+/// test is its own replay) and checks that the situation was really forced each time.
+fn scenario(shape: Shape, script: Script) {
+    for seed in 1..=4 {
+        let outcome = std::panic::catch_unwind(|| run_script(seed, shape, Bugs::default(), script))
+            .unwrap_or_else(|panic| {
+                eprintln!("{script:?} failed at seed {seed}");
+                std::panic::resume_unwind(panic)
+            });
+        assert!(
+            outcome.fired > 0,
+            "{script:?} never happened at seed {seed}"
+        );
+    }
+}
+
+#[test]
+fn a_leader_paused_past_its_lease_with_a_write_in_flight() {
+    scenario(CLUSTER, Script::LeaderPausedWithWriteInFlight);
+}
+
+#[test]
+fn an_embedded_node_paused_with_a_write_in_flight_keeps_serving() {
+    scenario(EMBEDDED, Script::LeaderPausedWithWriteInFlight);
+}
+
+#[test]
+fn a_store_answer_lost_after_apply_then_failover() {
+    scenario(CLUSTER, Script::AnswerLostAfterApplyThenFailover);
+}
+
+#[test]
+fn a_replica_lagging_beyond_the_watch_buffer() {
+    scenario(CLUSTER, Script::ReplicaLaggingBeyondWatchBuffer);
+}
+
+#[test]
+fn a_one_way_partition_from_the_leader_to_the_store() {
+    scenario(CLUSTER, Script::OneWayPartitionLeaderToStore);
+}
+
+#[test]
+fn clocks_drifting_at_the_configured_bound() {
+    scenario(CLUSTER, Script::ClockDriftAtTheBound);
+}
+
+#[test]
+fn a_node_restarted_during_reconcile() {
+    scenario(CLUSTER, Script::RestartDuringReconcile);
 }
 
 /// The same seed gives the same run, bit for bit (what makes a printed seed a replay).

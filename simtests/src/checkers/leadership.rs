@@ -1,5 +1,5 @@
-//! Leadership: each epoch is won by one node, and at no instant do two nodes believe they
-//! lead (each judged by its own clock).
+//! Leadership: each epoch is won by one node, at no instant do two nodes believe they lead
+//! (each judged by its own clock), and an exclusive node never steps down unasked.
 
 use std::collections::BTreeMap;
 
@@ -28,6 +28,14 @@ impl Leadership {
         if leaders.len() > 1 {
             self.violate(format!("two leaders at once: {leaders:?}"));
         }
+    }
+
+    /// Exclusive node `node` (the embedded `lake serve`) stepped down from `epoch` without
+    /// being asked to: with no competitor, that only fails its in-flight work.
+    pub fn exclusive_stepped_down(&mut self, node: usize, epoch: u64) {
+        self.violate(format!(
+            "the exclusive node {node} stepped down from epoch {epoch} on its own"
+        ));
     }
 
     /// What this checker found.

@@ -6,7 +6,8 @@
 //!
 //! * [`commits`]: every acknowledged commit is in the gap-free history exactly once, no
 //!   version is acknowledged to two operations, nothing is committed without an ack;
-//! * [`leadership`]: one winner per epoch, never two nodes leading at one instant;
+//! * [`leadership`]: one winner per epoch, never two nodes leading at one instant, an
+//!   exclusive node never stepping down unasked;
 //! * [`fencing`]: every applied store write carried the fence of the lease holder;
 //! * [`replicas`]: a replica never serves below a client's token, never moves backwards,
 //!   serves at a token exactly the commit acknowledged for it, and converges after heal.
