@@ -4,7 +4,7 @@
 //! change stream from revision 0 without following) and ticks the follower when it asks.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use futures::StreamExt;
 use lake_core::{Follower, FollowerConfig, FollowerEvent, FollowerInput, FollowerOutput, Registry};
@@ -14,11 +14,9 @@ use tokio::task::AbortHandle;
 
 use crate::QueryError;
 
-/// Milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+/// The shell's clock ([`crate::ticket::now_ms`]) as the core machines take it.
+fn now_ms() -> i64 {
+    i64::try_from(crate::ticket::now_ms()).unwrap_or(i64::MAX)
 }
 
 /// The follower and the tasks carrying out its outputs.
@@ -241,14 +239,13 @@ async fn stream(catalog: std::sync::Weak<Catalog>, generation: u64, from: u64) {
     feed(FollowerInput::StreamEnded { error });
 }
 
+/// The whole registry: the change stream from revision 0, not followed, replayed.
 async fn fetch_snapshot(metasrv: &MetasrvClient) -> Result<Registry, QueryError> {
-    let mut registry = Registry::new();
+    let mut events = Vec::new();
     let mut stream = Box::pin(metasrv.watch(0, false).await?);
     while let Some(event) = stream.next().await {
-        let event = event?;
-        registry
-            .apply(&event)
-            .map_err(|e| QueryError::Execution(format!("metasrv snapshot does not replay: {e}")))?;
+        events.push(event?);
     }
-    Ok(registry)
+    Registry::from_log(&events)
+        .map_err(|e| QueryError::Execution(format!("metasrv snapshot does not replay: {e}")))
 }

@@ -30,7 +30,8 @@ struct Envelope {
     expires_ms: u64,
 }
 
-/// Milliseconds since the Unix epoch.
+/// Milliseconds since the Unix epoch from the system clock: the one wall-clock reading of
+/// this shell (ticket and token expiry, running statements, the catalog follower).
 pub(crate) fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
