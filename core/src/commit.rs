@@ -21,7 +21,8 @@ use std::collections::VecDeque;
 use crate::error::CommitError;
 use crate::registry::{
     ChangeEvent, ChangeKind, Digest, GrantScope, ManifestRef, Privilege, Registry,
-    SCHEMA_BYTES_MAX, TableId, TableMeta, VersionRecord, validate_name, validate_principal,
+    SCHEMA_BYTES_MAX, TableId, TableMeta, VersionRecord, validate_name, validate_operation_id,
+    validate_principal,
 };
 
 /// Caller-chosen id that pairs a request with its [`Output::Reply`].
@@ -450,7 +451,10 @@ fn plan(registry: &Registry, mutation: Mutation, now_ms: i64) -> Result<Planned,
                     namespace,
                     name,
                     schema_ipc,
-                    location: format!("tables/{id}.lance"),
+                    // The creation time makes the location unique even if a damaged store
+                    // ever lost this table's record and handed its id out again: a new
+                    // table never lands on an old table's files.
+                    location: format!("tables/{id}-{}.lance", now_ms.max(0)),
                     created_revision: registry.revision() + 1,
                 },
             }))
@@ -478,6 +482,9 @@ fn plan(registry: &Registry, mutation: Mutation, now_ms: i64) -> Result<Planned,
             operation,
         } => {
             manifest.validate()?;
+            if let Some((operation_id, _)) = &operation {
+                validate_operation_id(operation_id)?;
+            }
             let table = registry
                 .table_by_id(table_id)
                 .ok_or(CommitError::TableIdNotFound { id: table_id })?;

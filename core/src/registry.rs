@@ -93,6 +93,30 @@ pub fn validate_principal(name: &str) -> Result<(), CommitError> {
     }
 }
 
+/// Longest operation id (the idempotency key of a commit) Metasrv records, in bytes. Every
+/// version record and change event carries its id, so the bound keeps each event far
+/// below a gRPC message (4 MiB) whatever clients send.
+pub const OPERATION_ID_LEN_MAX: usize = 512;
+
+/// Checks an operation id: 1 to [`OPERATION_ID_LEN_MAX`] bytes with no control
+/// characters.
+///
+/// # Errors
+/// [`CommitError::InvalidInput`] naming the id (shortened) and the allowed form.
+pub fn validate_operation_id(id: &str) -> Result<(), CommitError> {
+    if (1..=OPERATION_ID_LEN_MAX).contains(&id.len()) && !id.chars().any(char::is_control) {
+        return Ok(());
+    }
+    Err(CommitError::InvalidInput {
+        what: "operation id",
+        detail: format!(
+            "{:?} ({} bytes): an operation id has 1 to {OPERATION_ID_LEN_MAX} bytes and no control characters",
+            shorten(id),
+            id.len()
+        ),
+    })
+}
+
 /// What a grant allows; each level includes the ones before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Privilege {
@@ -281,7 +305,8 @@ pub struct TableMeta {
     pub name: String,
     /// Arrow schema as an encapsulated Arrow IPC schema message (opaque to the core).
     pub schema_ipc: Vec<u8>,
-    /// Lance dataset location relative to the data root: `tables/<id>.lance`.
+    /// Lance dataset location relative to the data root: `tables/<id>-<created ms>.lance`
+    /// (`tables/<id>.lance` for tables created before Lake put the creation time in it).
     pub location: String,
     /// Revision of the event that created the table.
     pub created_revision: u64,

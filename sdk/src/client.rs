@@ -365,13 +365,14 @@ impl LakeClient {
         Ok(())
     }
 
-    /// Appends `batches` to `table` as one commit, idempotently under `operation_id`: a
-    /// retry with the same id and the same rows returns the original version and writes
-    /// nothing; the same id with other rows is refused.
+    /// Appends `batches` to `table` as one commit, idempotently under `operation_id` (1 to
+    /// 512 bytes, no control characters): a retry with the same id and the same rows
+    /// returns the original version and writes nothing; the same id with other rows is
+    /// refused.
     ///
     /// # Errors
     /// [`SdkError::Server`]: unknown table, schema mismatch (the message names both
-    /// schemas), operation id reused with another payload.
+    /// schemas), operation id reused with another payload or outside the bounds.
     pub async fn append(
         &mut self,
         table: &str,

@@ -561,9 +561,20 @@ async fn ingest(
     )?);
     bar.set_message("(streaming; the table changes only when all are in)");
     let operation_id = operation_id.unwrap_or_else(|| {
+        // The file's name (not its whole path, which may be longer than an operation id
+        // may be) and the time: unique per run.
+        let name: String = file
+            .file_name()
+            .map(|n| {
+                n.to_string_lossy()
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(200)
+                    .collect()
+            })
+            .unwrap_or_default();
         format!(
-            "ingest-{}-{}",
-            file.display(),
+            "ingest-{name}-{}",
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos())

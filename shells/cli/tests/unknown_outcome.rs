@@ -221,14 +221,17 @@ async fn an_insert_that_committed_while_the_change_stream_stalls_is_reported_as_
         .describe_table(Request::new(proto::TableRequest {
             namespace: "default".into(),
             name: "t".into(),
+            version: Some(1),
+            ..Default::default()
         }))
         .await
         .expect("describe")
         .into_inner();
+    let versions: Vec<u64> = description.versions.iter().map(|v| v.version).collect();
     assert_eq!(
-        description.versions.len(),
-        2,
-        "the create and the insert, each once"
+        versions,
+        [1, 2],
+        "the create and the insert, each once (version 2 is the latest)"
     );
 }
 

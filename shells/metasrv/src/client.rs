@@ -29,12 +29,15 @@ pub struct Committed {
     pub revision: u64,
 }
 
-/// A table's registry entry and its version history.
+/// A table's registry entry and a bounded part of its version history
+/// ([`MetasrvClient::describe_table_with`]).
 #[derive(Clone, Debug)]
 pub struct TableDescription {
     /// Identity, schema, location.
     pub meta: TableMeta,
-    /// Committed versions, oldest first.
+    /// At most three committed versions, oldest first: the version asked for, the one the
+    /// operation id asked about committed, and the latest (always last; none before the
+    /// first commit). Never the whole history, which grows without bound.
     pub versions: Vec<VersionRecord>,
     /// Registry revision the description was read at.
     pub revision: u64,
@@ -379,6 +382,7 @@ impl MetasrvClient {
         let request = proto::TableRequest {
             namespace: namespace.into(),
             name: name.into(),
+            ..Default::default()
         };
         Ok(self
             .call(request, false, |mut rpc, r| async move {
@@ -388,18 +392,36 @@ impl MetasrvClient {
             .revision)
     }
 
-    /// Reads a table's entry and history straight from Metasrv (authoritative, uncached).
+    /// The table's entry and its latest version.
     ///
     /// # Errors
-    /// Not found or transport errors.
+    /// As [`Self::describe_table_with`].
     pub async fn describe_table(
         &self,
         namespace: &str,
         name: &str,
     ) -> Result<TableDescription, MetasrvError> {
+        self.describe_table_with(namespace, name, None, None).await
+    }
+
+    /// The table's entry, its latest version, and also `version` and the version
+    /// `operation_id` committed when given and committed: a reply whose size does not grow
+    /// with the table's history.
+    ///
+    /// # Errors
+    /// [`MetasrvError::Commit`] with `TableNotFound`; transport errors.
+    pub async fn describe_table_with(
+        &self,
+        namespace: &str,
+        name: &str,
+        version: Option<u64>,
+        operation_id: Option<&str>,
+    ) -> Result<TableDescription, MetasrvError> {
         let request = proto::TableRequest {
             namespace: namespace.into(),
             name: name.into(),
+            version,
+            operation_id: operation_id.map(str::to_string),
         };
         let r = self
             .call(request, true, |mut rpc, r| async move {

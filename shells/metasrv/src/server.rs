@@ -712,9 +712,29 @@ impl MetasrvRpc for Metasrv {
                         name: r.name,
                     });
                 };
+                // Bounded: the versions asked for and the latest, never the history.
+                let by_operation = r
+                    .operation_id
+                    .as_ref()
+                    .and_then(|id| table.operations.get(id))
+                    .map(|(_, version)| *version);
+                let mut wanted: Vec<u64> = [
+                    r.version,
+                    by_operation,
+                    table.versions.last().map(|v| v.version),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                wanted.sort_unstable();
+                wanted.dedup();
                 Ok(proto::DescribeTableResponse {
                     meta: Some((&table.meta).into()),
-                    versions: table.versions.iter().map(Into::into).collect(),
+                    versions: wanted
+                        .into_iter()
+                        .filter_map(|v| table.version(v))
+                        .map(Into::into)
+                        .collect(),
                     revision: registry.revision(),
                 })
             })

@@ -52,7 +52,12 @@ async fn registry_commits_and_replays_over_grpc() {
         .create_table("ns", "t", schema_ipc())
         .await
         .expect("table");
-    assert_eq!(meta.location, format!("tables/{}.lance", meta.id));
+    let unique = meta
+        .location
+        .strip_prefix(&format!("tables/{}-", meta.id))
+        .and_then(|rest| rest.strip_suffix(".lance"))
+        .is_some_and(|ms| ms.parse::<u64>().is_ok_and(|ms| ms > 1_700_000_000_000));
+    assert!(unique, "tables/<id>-<created ms>.lance: {}", meta.location);
 
     let v1 = client
         .commit(meta.id, 0, &manifest(1), Some(("op-a", [1; 32])))
@@ -89,6 +94,90 @@ async fn registry_commits_and_replays_over_grpc() {
         .expect_err("missing");
     assert!(missing.is_not_found());
     assert!(missing.to_string().contains("[t]"), "{missing}");
+}
+
+/// A description is bounded whatever the history (it once carried every version, and a
+/// table with tens of thousands of appends no longer fit a gRPC message).
+#[tokio::test]
+async fn a_table_description_stays_bounded_as_history_grows() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (client, _store) = start(dir.path()).await;
+    client.create_namespace("ns").await.expect("ns");
+    let (meta, _) = client
+        .create_table("ns", "t", schema_ipc())
+        .await
+        .expect("table");
+    for n in 1..=50u64 {
+        let op = format!("op-{n}");
+        client
+            .commit(meta.id, n - 1, &manifest(n), Some((op.as_str(), [1; 32])))
+            .await
+            .expect("commit");
+    }
+    let latest = client.describe_table("ns", "t").await.expect("describe");
+    let versions: Vec<u64> = latest.versions.iter().map(|v| v.version).collect();
+    assert_eq!(versions, [50], "only the latest version");
+    let asked = client
+        .describe_table_with("ns", "t", Some(3), Some("op-17"))
+        .await
+        .expect("describe with");
+    let versions: Vec<u64> = asked.versions.iter().map(|v| v.version).collect();
+    assert_eq!(
+        versions,
+        [3, 17, 50],
+        "the version, the operation's, the latest"
+    );
+    assert_eq!(asked.versions[1].operation_id.as_deref(), Some("op-17"));
+    let unknown = client
+        .describe_table_with("ns", "t", Some(99), Some("never"))
+        .await
+        .expect("describe unknown");
+    let versions: Vec<u64> = unknown.versions.iter().map(|v| v.version).collect();
+    assert_eq!(versions, [50], "what does not exist is simply absent");
+}
+
+/// An operation id is recorded in every change event; an oversized one is refused with a
+/// clear error instead of producing an event no watcher can receive (a 4 MiB id once
+/// stopped every replica's catalog and then `lake serve` itself).
+#[tokio::test]
+async fn an_oversized_operation_id_is_refused_and_the_table_stays_usable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (client, store) = start(dir.path()).await;
+    client.create_namespace("ns").await.expect("ns");
+    let (meta, _) = client
+        .create_table("ns", "t", schema_ipc())
+        .await
+        .expect("table");
+    let huge = "x".repeat(2_200_000);
+    let refused = client
+        .commit(meta.id, 0, &manifest(1), Some((huge.as_str(), [1; 32])))
+        .await
+        .expect_err("a 2.2 MB operation id");
+    let message = refused.to_string();
+    assert!(
+        message.contains("operation id") && message.contains("512"),
+        "{message}"
+    );
+    let control = client
+        .commit(meta.id, 0, &manifest(1), Some(("a\nb", [1; 32])))
+        .await
+        .expect_err("a control character");
+    assert!(control.to_string().contains("operation id"), "{control}");
+    let at_bound = "y".repeat(512);
+    let v1 = client
+        .commit(meta.id, 0, &manifest(1), Some((at_bound.as_str(), [1; 32])))
+        .await
+        .expect("512 bytes is allowed");
+    assert_eq!(v1.version, 1);
+    // The log replays and the stream delivers.
+    let events: Vec<_> = client
+        .watch(0, false)
+        .await
+        .expect("watch")
+        .collect::<Vec<_>>()
+        .await;
+    assert!(events.iter().all(Result::is_ok), "{events:?}");
+    assert_eq!(store.load().expect("replays").revision(), v1.revision);
 }
 
 #[tokio::test]

@@ -17,7 +17,7 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
-use lake_core::{Digest, ManifestRef, TableMeta, TableState};
+use lake_core::{Digest, ManifestRef, TableMeta, TableState, VersionRecord};
 use lake_metasrv::MetasrvClient;
 use lake_metasrv::client::Committed;
 use lance::Dataset;
@@ -139,8 +139,13 @@ impl Datasets {
         operation_id: Option<String>,
     ) -> Result<(Committed, u64), QueryError> {
         let table = format!("{}.{}", meta.namespace, meta.name);
+        // Refused before any data file is written (Metasrv would refuse the commit).
+        if let Some(id) = &operation_id {
+            lake_core::registry::validate_operation_id(id)
+                .map_err(|e| QueryError::InvalidArgument(e.to_string()))?;
+        }
         // Authoritative read: the replay check and the base version come from Metasrv.
-        let mut description = self.describe(meta).await?;
+        let mut description = self.describe(meta, operation_id.as_deref()).await?;
         if let Some(id) = &operation_id
             && let Some(record) = description
                 .versions
@@ -236,7 +241,8 @@ impl Datasets {
                 // cheap; it is not an object-store race).
                 let pause = rand::random::<u64>() % APPEND_PAUSE_MAX_MS.min(20 * attempt as u64);
                 tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
-                description = self.describe(meta).await?;
+                let id = operation.as_ref().map(|(id, _)| id.as_str());
+                description = self.describe(meta, id).await?;
             }
             if let Some((id, digest)) = &operation
                 && let Some(record) = description
@@ -316,14 +322,16 @@ impl Datasets {
         )))
     }
 
-    /// Metasrv's description of `meta`'s table, which must still be the same table.
+    /// Metasrv's description of `meta`'s table, which must still be the same table: its
+    /// latest version, and the version `operation_id` committed if it did.
     async fn describe(
         &self,
         meta: &TableMeta,
+        operation_id: Option<&str>,
     ) -> Result<lake_metasrv::client::TableDescription, QueryError> {
         let description = self
             .metasrv
-            .describe_table(&meta.namespace, &meta.name)
+            .describe_table_with(&meta.namespace, &meta.name, None, operation_id)
             .await?;
         if description.meta.id != meta.id {
             return Err(QueryError::NotFound(format!(
@@ -345,7 +353,7 @@ pub type RowStream = std::pin::Pin<
 fn replay(
     table: &str,
     id: &str,
-    record: &lake_core::VersionRecord,
+    record: &VersionRecord,
     digest: Digest,
     revision: u64,
 ) -> Result<Committed, QueryError> {
@@ -537,11 +545,21 @@ fn location(
     })
 }
 
+impl PinnedManifests {
+    /// The pinned record of `version`: the table's history may be whole (a cached table)
+    /// or the few records an append was described with.
+    fn record(&self, version: u64) -> Option<&VersionRecord> {
+        self.table
+            .version(version)
+            .filter(|r| r.version == version)
+            .or_else(|| self.table.versions.iter().find(|r| r.version == version))
+    }
+}
+
 #[async_trait]
 impl ExternalManifestStore for PinnedManifests {
     async fn get(&self, base_uri: &str, version: u64) -> lance::Result<String> {
-        self.table
-            .version(version)
+        self.record(version)
             .map(|v| absolute(base_uri, &v.manifest.path))
             .ok_or_else(|| lance::Error::not_found(format!("{base_uri}@{version}")))
     }
@@ -552,8 +570,7 @@ impl ExternalManifestStore for PinnedManifests {
         version: u64,
     ) -> lance::Result<ManifestLocation> {
         let record = self
-            .table
-            .version(version)
+            .record(version)
             .ok_or_else(|| lance::Error::not_found(format!("{base_uri}@{version}")))?;
         location(base_uri, version, &record.manifest)
     }
@@ -732,7 +749,12 @@ impl MetasrvManifests {
                     // Lance write of this operation (another manifest)?
                     match self
                         .metasrv
-                        .describe_table(&self.meta.namespace, &self.meta.name)
+                        .describe_table_with(
+                            &self.meta.namespace,
+                            &self.meta.name,
+                            Some(committed.version),
+                            None,
+                        )
                         .await
                     {
                         Ok(d) => {
@@ -781,7 +803,7 @@ impl ExternalManifestStore for MetasrvManifests {
     async fn get(&self, base_uri: &str, version: u64) -> lance::Result<String> {
         let description = self
             .metasrv
-            .describe_table(&self.meta.namespace, &self.meta.name)
+            .describe_table_with(&self.meta.namespace, &self.meta.name, Some(version), None)
             .await
             .map_err(lance_error)?;
         description
