@@ -35,7 +35,17 @@ fn setup(h: &mut Harness) -> TableId {
         .expect("table");
     match reply.applied {
         Applied::TableCreated(meta) => {
-            assert_eq!(meta.location, format!("tables/{}.lance", meta.id));
+            // tables/<id>-<created ms>.lance, the time of the write that created it.
+            let created = meta
+                .location
+                .strip_prefix(&format!("tables/{}-", meta.id))
+                .and_then(|rest| rest.strip_suffix(".lance"))
+                .and_then(|ms| ms.parse::<i64>().ok());
+            assert!(
+                created.is_some_and(|ms| ms <= h.now_ms && ms >= h.now_ms - 10_000),
+                "{}",
+                meta.location
+            );
             meta.id
         }
         other => panic!("unexpected {other:?}"),
@@ -297,4 +307,30 @@ fn a_base_newer_than_the_leader_knows_makes_it_reload_the_store() {
             replayed: false
         }
     );
+}
+
+/// A store that lost a table's record (damage, a bad restore) hands the table's id out
+/// again; the new table still gets a location of its own, so it never lands on the lost
+/// table's files.
+#[test]
+fn a_table_id_handed_out_again_after_a_loss_gets_a_new_location() {
+    let mut before = Harness::new(16);
+    let lost = setup(&mut before);
+    let mut after = Harness::new(16);
+    after.now_ms = before.now_ms + 1;
+    let again = setup(&mut after);
+    assert_eq!(
+        lost, again,
+        "the same id, as a store that lost the record would give"
+    );
+    let location = |h: &Harness, id| {
+        h.coordinator
+            .registry()
+            .table_by_id(id)
+            .expect("table")
+            .meta
+            .location
+            .clone()
+    };
+    assert_ne!(location(&before, lost), location(&after, again));
 }

@@ -48,13 +48,36 @@ fn io(e: rocksdb::Error) -> StoreError {
 impl RocksStore {
     /// Opens (creating if needed) the store in `dir`.
     ///
+    /// Every write is synced, so after a crash only the last write-ahead-log record can be
+    /// torn (it was never acknowledged) and RocksDB drops it
+    /// (`WALRecoveryMode::kTolerateCorruptedTailRecords`). Damage anywhere else means
+    /// acknowledged commits may be gone: the store refuses to open rather than serve a
+    /// registry with holes (RocksDB's default, point-in-time recovery, silently drops every
+    /// record after the damaged one, and the next CREATE TABLE then reuses a lost table's
+    /// id). `paranoid_checks` makes RocksDB verify what it reads at open.
+    ///
     /// # Errors
-    /// [`StoreError::Io`] when RocksDB cannot open the directory (e.g. another process
-    /// holds its lock).
+    /// [`StoreError::Corrupt`] when the log or tables are damaged (restore the directory
+    /// from a backup); [`StoreError::Io`] when RocksDB cannot open the directory (e.g.
+    /// another process holds its lock).
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
         let mut options = rocksdb::Options::default();
         options.create_if_missing(true);
-        let db = rocksdb::DB::open(&options, dir).map_err(io)?;
+        options.set_paranoid_checks(true);
+        options.set_wal_recovery_mode(rocksdb::DBRecoveryMode::TolerateCorruptedTailRecords);
+        let db = rocksdb::DB::open(&options, dir).map_err(|e| {
+            if e.kind() == rocksdb::ErrorKind::Corruption {
+                StoreError::Corrupt {
+                    revision: 0,
+                    message: format!(
+                        "the Metasrv store in {} is damaged ({e}); acknowledged commits may be lost, so it is not opened: restore the directory from a backup",
+                        dir.display()
+                    ),
+                }
+            } else {
+                io(e)
+            }
+        })?;
         Ok(Self {
             db,
             write_lock: Mutex::new(()),
