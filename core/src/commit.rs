@@ -24,6 +24,7 @@ use crate::registry::{
     SCHEMA_BYTES_MAX, TableId, TableMeta, VersionRecord, validate_name, validate_operation_id,
     validate_principal,
 };
+use crate::store::AppendLimits;
 
 /// Caller-chosen id that pairs a request with its [`Output::Reply`].
 pub type RequestId = u64;
@@ -173,13 +174,27 @@ pub struct Coordinator {
     loading: bool,
     outputs: VecDeque<Output>,
     next_write_id: u64,
-    batch_max: usize,
+    limits: AppendLimits,
 }
 
 impl Coordinator {
     /// A coordinator over `durable`, the registry as read from the store. At most
     /// `batch_max` (≥ 1) requests are grouped into one store write.
     pub fn new(durable: Registry, batch_max: usize) -> Self {
+        Self::with_limits(
+            durable,
+            AppendLimits {
+                items: batch_max,
+                ..AppendLimits::UNBOUNDED
+            },
+        )
+    }
+
+    /// A coordinator whose group commits fit `limits` (the store's, at most as many items
+    /// as the shell groups): a group takes requests while their events fit, and a request
+    /// whose event would not waits for the next group. A single event always makes a
+    /// group, so nothing waits forever.
+    pub fn with_limits(durable: Registry, limits: AppendLimits) -> Self {
         Self {
             durable,
             queue: VecDeque::new(),
@@ -187,7 +202,10 @@ impl Coordinator {
             loading: false,
             outputs: VecDeque::new(),
             next_write_id: 1,
-            batch_max: batch_max.max(1),
+            limits: AppendLimits {
+                items: limits.items.max(1),
+                ..limits
+            },
         }
     }
 
@@ -284,18 +302,29 @@ impl Coordinator {
         let base_revision = after.revision();
         let mut events = Vec::new();
         let mut replies = Vec::new();
-        let mut taken = 0;
-        while taken < self.batch_max {
+        let (mut items, mut bytes) = (0, 0);
+        while items < self.limits.items {
             let Some((id, mutation)) = self.queue.pop_front() else {
                 break;
             };
-            taken += 1;
+            // Kept to put back when its event does not fit this group.
+            let unplanned = mutation.clone();
             match plan(&after, mutation, now_ms) {
                 Ok(Planned::Event(kind)) => {
                     let event = ChangeEvent {
                         revision: after.revision() + 1,
                         kind,
                     };
+                    let size = event.size_bound();
+                    let cost = self.limits.items_for(size);
+                    if !events.is_empty()
+                        && (items + cost > self.limits.items || bytes + size > self.limits.bytes)
+                    {
+                        self.queue.push_front((id, unplanned));
+                        break;
+                    }
+                    items += cost;
+                    bytes += size;
                     let applied = applied_of(&event);
                     // `plan` validated the mutation against `after`, so this cannot fail.
                     if let Err(e) = after.apply(&event) {

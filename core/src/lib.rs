@@ -35,5 +35,5 @@ pub use snapshot::{
     IcebergHistory, IcebergRefKind, IcebergSpec, TimeTravel, VersionSpec, resolve_iceberg,
     resolve_version,
 };
-pub use store::{EventStore, StoreError};
+pub use store::{AppendLimits, EventStore, StoreError};
 pub use watch::{Watch, WatchConfig, WatchInput, WatchOutput};

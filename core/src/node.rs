@@ -42,7 +42,7 @@ use crate::commit::{Input, Mutation, Output, Reply, RequestId};
 use crate::election::{Election, ElectionConfig, ElectionInput, ElectionOutput, Fence, Lease};
 use crate::error::CommitError;
 use crate::registry::{ChangeEvent, Registry};
-use crate::store::{EventStore, StoreError};
+use crate::store::{AppendLimits, EventStore, StoreError};
 use crate::{Coordinator, WriteOutcome};
 
 /// Pairs a [`NodeOutput::Call`] with its [`NodeInput::Answer`]; unique per [`Node`].
@@ -53,9 +53,9 @@ pub type CallId = u64;
 pub struct NodeConfig {
     /// The node's election settings (its id and address among them).
     pub election: ElectionConfig,
-    /// Most mutations grouped into one store append: the shell's cap, already lowered to
-    /// what the store accepts ([`crate::EventStore::max_events_per_append`]). At least 1.
-    pub batch_max: usize,
+    /// What one group commit may hold: the store's limits
+    /// ([`crate::EventStore::append_limits`]) with at most [`Self::BATCH_MAX`] items.
+    pub limits: AppendLimits,
     /// How long a request waits for this node to serve before it is refused, in ms.
     pub queue_wait_ms: i64,
     /// How long after a failed log read the node reads again, in ms.
@@ -76,13 +76,16 @@ impl NodeConfig {
     /// does not stall commits for long (the coordinator then reads the log again).
     pub const STORE_DEADLINE_MS: i64 = 5_000;
 
-    /// The settings Lake runs `election` with over a store whose appends take at most
-    /// `max_events_per_append` events: the constants above. The shell and the
+    /// The settings Lake runs `election` with over a store whose appends fit `store`
+    /// ([`crate::EventStore::append_limits`]): the constants above. The shell and the
     /// simulation both start nodes from this, so they group, wait and time out alike.
-    pub fn new(election: ElectionConfig, max_events_per_append: usize) -> Self {
+    pub fn new(election: ElectionConfig, store: AppendLimits) -> Self {
         Self {
             election,
-            batch_max: Self::BATCH_MAX.min(max_events_per_append).max(1),
+            limits: AppendLimits {
+                items: Self::BATCH_MAX.min(store.items).max(1),
+                ..store
+            },
             queue_wait_ms: Self::QUEUE_WAIT_MS,
             load_retry_ms: Self::LOAD_RETRY_MS,
             store_deadline_ms: Self::STORE_DEADLINE_MS,
@@ -284,10 +287,18 @@ impl Node {
     ///
     /// # Errors
     /// The reason when the election settings are inconsistent
-    /// ([`ElectionConfig::validate`]) or `batch_max` is 0.
+    /// ([`ElectionConfig::validate`]) or a limit is 0.
     pub fn new(config: NodeConfig) -> Result<Self, String> {
-        if config.batch_max == 0 {
-            return Err("batch_max must be at least 1".into());
+        let AppendLimits {
+            items,
+            bytes,
+            item_bytes,
+        } = config.limits;
+        if items == 0 || bytes == 0 || item_bytes == 0 {
+            return Err(format!(
+                "group commit limits must be at least 1: {:?}",
+                config.limits
+            ));
         }
         let election = Election::new(config.election.clone())?;
         Ok(Self {
@@ -769,7 +780,7 @@ impl Node {
                 let revision = registry.revision();
                 debug_assert!(term.coordinator.is_none(), "a term reconciles once");
                 term.published = revision;
-                term.coordinator = Some(Coordinator::new(registry, self.config.batch_max));
+                term.coordinator = Some(Coordinator::with_limits(registry, self.config.limits));
                 self.revision = revision;
                 let epoch = term.epoch;
                 self.event(NodeEvent::Serving { epoch, revision });

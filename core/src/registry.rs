@@ -393,6 +393,43 @@ pub struct ChangeEvent {
     pub kind: ChangeKind,
 }
 
+impl ChangeEvent {
+    /// Fixed part of [`Self::size_bound`]: ids, revisions, times, enum tags and framing.
+    const FIXED_BYTES: usize = 256;
+
+    /// An upper bound, in bytes, of this event in any of Lake's store encodings (the
+    /// protobuf `lake.metasrv.v1.ChangeEvent`): its variable-length fields plus
+    /// 256 bytes. Group commits are sized by it ([`crate::store::AppendLimits`]).
+    pub fn size_bound(&self) -> usize {
+        let variable = match &self.kind {
+            ChangeKind::NamespaceCreated { name } | ChangeKind::NamespaceDropped { name } => {
+                name.len()
+            }
+            ChangeKind::TableCreated { meta } => {
+                meta.namespace.len() + meta.name.len() + meta.schema_ipc.len() + meta.location.len()
+            }
+            ChangeKind::TableDropped { .. } => 0,
+            ChangeKind::VersionCommitted { record, .. } => {
+                record.manifest.path.len()
+                    + record.operation_id.as_ref().map_or(0, String::len)
+                    + record.digest.map_or(0, |d| d.len())
+            }
+            ChangeKind::ManifestFinalized { manifest, .. } => manifest.path.len(),
+            ChangeKind::GrantChanged {
+                principal, scope, ..
+            } => {
+                principal.len()
+                    + match scope {
+                        GrantScope::Lake | GrantScope::Iceberg => 0,
+                        GrantScope::Namespace(namespace) => namespace.len(),
+                        GrantScope::Table { namespace, name } => namespace.len() + name.len(),
+                    }
+            }
+        };
+        Self::FIXED_BYTES + variable
+    }
+}
+
 /// The registry state at one revision.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Registry {

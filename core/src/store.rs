@@ -45,6 +45,42 @@ impl StoreError {
     }
 }
 
+/// What one [`EventStore::append`] accepts: a store with transaction limits (DynamoDB's
+/// `TransactWriteItems`: 100 actions and 4 MB; 400 KB per item) says so here, and the
+/// coordinator sizes every group commit to fit ([`crate::Coordinator::with_limits`]), so
+/// one large event never fails the mutations grouped with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AppendLimits {
+    /// Most store items one append writes; an event takes
+    /// [`Self::items_for`] its [`ChangeEvent::size_bound`].
+    pub items: usize,
+    /// Most event bytes ([`ChangeEvent::size_bound`]) one append carries.
+    pub bytes: usize,
+    /// Most event bytes one item holds; a larger event is split over several items.
+    pub item_bytes: usize,
+}
+
+impl AppendLimits {
+    /// No limit (RocksDB's write batches, the simulations' store).
+    pub const UNBOUNDED: Self = Self {
+        items: usize::MAX,
+        bytes: usize::MAX,
+        item_bytes: usize::MAX,
+    };
+
+    /// Items an event of `bytes` bytes takes: at least one.
+    pub fn items_for(&self, bytes: usize) -> usize {
+        bytes.div_ceil(self.item_bytes.max(1)).max(1)
+    }
+
+    /// Whether `events` fit one append.
+    pub fn admit(&self, events: &[ChangeEvent]) -> bool {
+        let items: usize = events.iter().map(|e| self.items_for(e.size_bound())).sum();
+        let bytes: usize = events.iter().map(ChangeEvent::size_bound).sum();
+        items <= self.items && bytes <= self.bytes
+    }
+}
+
 /// A durable, append-only event log with a conditional append.
 pub trait EventStore: Send + Sync + 'static {
     /// Appends `events` (revisions `base_revision + 1 ..`) atomically and durably, if and
@@ -86,10 +122,10 @@ pub trait EventStore: Send + Sync + 'static {
     /// [`StoreError::Io`].
     fn revision(&self) -> Result<u64, StoreError>;
 
-    /// Most events one [`Self::append`] accepts (unbounded unless the backend limits
-    /// transactions).
-    fn max_events_per_append(&self) -> usize {
-        usize::MAX
+    /// What one [`Self::append`] accepts (unbounded unless the backend limits
+    /// transactions); an append beyond it is refused ([`StoreError::Refused`]).
+    fn append_limits(&self) -> AppendLimits {
+        AppendLimits::UNBOUNDED
     }
 
     /// The registry at the log's last revision.

@@ -4,6 +4,7 @@
 mod common;
 
 use common::{Harness, StoreFault};
+use lake_core::AppendLimits;
 use lake_core::commit::{Applied, Mutation};
 use lake_core::{CommitError, ManifestRef, TableId};
 
@@ -333,4 +334,63 @@ fn a_table_id_handed_out_again_after_a_loss_gets_a_new_location() {
             .clone()
     };
     assert_ne!(location(&before, lost), location(&after, again));
+}
+
+/// DynamoDB's transaction limits, as its store reports them: a group commit never exceeds
+/// them, so one large event (a wide table's schema) never fails the mutations grouped with
+/// it, and every request is still served.
+#[test]
+fn group_commits_are_sized_by_bytes_as_well_as_count() {
+    let limits = AppendLimits {
+        items: 98,
+        bytes: 3_500_000,
+        item_bytes: 350_000,
+    };
+    let mut h = Harness::with_limits(limits);
+    h.call(Mutation::CreateNamespace { name: "ns".into() })
+        .expect("namespace");
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        ids.push(h.submit(Mutation::CreateTable {
+            namespace: "ns".into(),
+            name: format!("wide{i}"),
+            schema_ipc: vec![7; 900_000],
+        }));
+        for j in 0..30 {
+            ids.push(h.submit(Mutation::CreateNamespace {
+                name: format!("n{i}_{j}"),
+            }));
+        }
+    }
+    h.run(StoreFault::None);
+    for id in ids {
+        h.reply(id).expect("every request is served");
+    }
+    assert!(
+        h.writes.len() > 2,
+        "split into several groups: {}",
+        h.writes.len()
+    );
+    for events in &h.writes {
+        assert!(
+            limits.admit(events),
+            "a group of {} events ({} bytes) exceeds the limits",
+            events.len(),
+            events.iter().map(|e| e.size_bound()).sum::<usize>()
+        );
+    }
+    // Order is kept: revisions follow submission.
+    let created: Vec<String> = h
+        .store
+        .log
+        .iter()
+        .filter_map(|e| match &e.kind {
+            lake_core::ChangeKind::TableCreated { meta } => Some(meta.name.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        created,
+        (0..6).map(|i| format!("wide{i}")).collect::<Vec<_>>()
+    );
 }

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use lake_core::commit::{Coordinator, Input, Mutation, Output, Reply};
-use lake_core::{ChangeEvent, CommitError, Registry, WriteOutcome};
+use lake_core::{AppendLimits, ChangeEvent, CommitError, Registry, WriteOutcome};
 
 /// The in-memory durable store: an append-only event log.
 #[derive(Default)]
@@ -33,6 +33,8 @@ pub struct Harness {
     pub published: Vec<ChangeEvent>,
     pub replies: Vec<(u64, Result<Reply, CommitError>)>,
     pub now_ms: i64,
+    /// The events of each store write, in order.
+    pub writes: Vec<Vec<ChangeEvent>>,
     next_request: u64,
 }
 
@@ -44,7 +46,16 @@ impl Harness {
             published: Vec::new(),
             replies: Vec::new(),
             now_ms: 1_700_000_000_000,
+            writes: Vec::new(),
             next_request: 1,
+        }
+    }
+
+    /// A harness whose coordinator sizes group commits to `limits`.
+    pub fn with_limits(limits: AppendLimits) -> Self {
+        Self {
+            coordinator: Coordinator::with_limits(Registry::new(), limits),
+            ..Self::new(1)
         }
     }
 
@@ -67,6 +78,7 @@ impl Harness {
             match output {
                 Output::Write(write) => {
                     assert_eq!(write.base_revision, self.store.log.len() as u64);
+                    self.writes.push(write.events.clone());
                     let input = match fault {
                         StoreFault::None => {
                             self.store.log.extend(write.events.iter().cloned());

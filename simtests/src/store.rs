@@ -7,15 +7,15 @@
 
 use std::sync::Mutex;
 
-use lake_core::{ChangeEvent, EventStore, Fence, Lease, StoreError};
+use lake_core::{AppendLimits, ChangeEvent, EventStore, Fence, Lease, StoreError};
 
 /// An in-memory [`EventStore`]: one lock makes every check-then-write atomic, as RocksDB's
 /// write lock and DynamoDB's conditional transactions do.
 #[derive(Debug, Default)]
 pub struct SimStore {
     state: Mutex<State>,
-    /// Most events one append takes (`None`: unbounded); DynamoDB's is 98.
-    max_per_append: Option<usize>,
+    /// What one append takes (DynamoDB's transaction limits, or none).
+    limits: Option<AppendLimits>,
     /// A planted bug ([`Self::skipping_fence`]).
     skip_fence: bool,
 }
@@ -27,11 +27,11 @@ struct State {
 }
 
 impl SimStore {
-    /// An empty store whose appends take at most `max` events, like a backend with a
-    /// transaction limit.
-    pub fn with_max_per_append(max: usize) -> Self {
+    /// An empty store whose appends must fit `limits`, like a backend with transaction
+    /// limits (it refuses a larger append, writing nothing).
+    pub fn with_limits(limits: AppendLimits) -> Self {
         Self {
-            max_per_append: Some(max),
+            limits: Some(limits),
             ..Self::default()
         }
     }
@@ -62,11 +62,13 @@ impl EventStore for SimStore {
         base_revision: u64,
         events: &[ChangeEvent],
     ) -> Result<(), StoreError> {
-        if self.max_per_append.is_some_and(|max| events.len() > max) {
+        if let Some(limits) = self.limits
+            && !limits.admit(events)
+        {
             return Err(StoreError::Refused(format!(
-                "{} events in one append; at most {}",
+                "{} events ({} bytes) in one append exceed {limits:?}",
                 events.len(),
-                self.max_per_append.unwrap_or_default()
+                events.iter().map(ChangeEvent::size_bound).sum::<usize>()
             )));
         }
         let mut state = self.state();
@@ -126,8 +128,8 @@ impl EventStore for SimStore {
         Ok(self.state().log.len() as u64)
     }
 
-    fn max_events_per_append(&self) -> usize {
-        self.max_per_append.unwrap_or(usize::MAX)
+    fn append_limits(&self) -> AppendLimits {
+        self.limits.unwrap_or(AppendLimits::UNBOUNDED)
     }
 }
 
@@ -248,7 +250,7 @@ impl<S: EventStore> EventStore for Faulty<S> {
         self.read("revision", || self.inner.revision())
     }
 
-    fn max_events_per_append(&self) -> usize {
-        self.inner.max_events_per_append()
+    fn append_limits(&self) -> AppendLimits {
+        self.inner.append_limits()
     }
 }

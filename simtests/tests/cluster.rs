@@ -654,12 +654,12 @@ async fn metasrv(world: Shared, id: usize, mut inbox: mpsc::UnboundedReceiver<Re
         clock_bound_ms: CLOCK_BOUND_MS,
         exclusive: world.borrow().shape.exclusive,
     };
-    let max_events = world.borrow().store.max_events_per_append();
+    let limits = world.borrow().store.append_limits();
     let (answers, mut answer_rx) = mpsc::unbounded();
     let mut node = SimNode {
         world: world.clone(),
         id,
-        node: Node::new(NodeConfig::new(election, max_events)).expect("valid node config"),
+        node: Node::new(NodeConfig::new(election, limits)).expect("valid node config"),
         pending: BTreeMap::new(),
         next_request: 1,
         answers,

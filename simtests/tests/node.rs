@@ -40,7 +40,7 @@ struct Harness {
 impl Harness {
     fn new(exclusive: bool) -> Self {
         let store = SimStore::default();
-        let config = NodeConfig::new(election("n1", exclusive), store.max_events_per_append());
+        let config = NodeConfig::new(election("n1", exclusive), store.append_limits());
         Self {
             node: Node::new(config).expect("valid config"),
             store,

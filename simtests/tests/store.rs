@@ -2,7 +2,7 @@
 //! (`lake_core::store::contract`), and its fault wrapper fails exactly as it says.
 
 use lake_core::store::contract::{check, event, lease};
-use lake_core::{EventStore, StoreError};
+use lake_core::{AppendLimits, EventStore, StoreError};
 use lake_simtests::store::{Faults, Faulty, SimStore};
 
 #[test]
@@ -10,7 +10,10 @@ fn the_simulated_store_keeps_the_store_contract() {
     check(&SimStore::default());
     check(&Faulty::new(SimStore::default()));
     // A transaction limit refuses, and writes nothing.
-    let limited = SimStore::with_max_per_append(2);
+    let limited = SimStore::with_limits(AppendLimits {
+        items: 2,
+        ..AppendLimits::UNBOUNDED
+    });
     limited.write_lease(None, &lease(1, "a", 0)).expect("lease");
     let err = limited
         .append(

@@ -6,14 +6,18 @@
 //! |---|---|---|
 //! | `lease` | 0 | `epoch` (N), `holder` (S, empty when released), `address` (S), `renewal` (N) |
 //! | `head` | 0 | `revision` (N): the last revision in the log |
-//! | `log` | revision | `event` (B): protobuf `lake.metasrv.v1.ChangeEvent` |
+//! | `log` | revision | `event` (B): protobuf `lake.metasrv.v1.ChangeEvent`, or its first part; `parts` (N, only when split): how many parts |
+//! | `logpart` | revision × 1000 + part | `event` (B): part `part` (1, 2, …) of a split event |
 //!
+//! An item holds at most 400 KB, so an event larger than [`DynamoStore::ITEM_BYTES`] (a wide
+//! table's schema) is split over several items written in the same transaction.
 //! An append is one `TransactWriteItems` (DynamoDB API reference, "TransactWriteItems"):
 //! a `ConditionCheck` that the lease still has the leader's epoch and holder, an `Update` of
 //! `head` conditioned on its revision being the append's base, and one `Put` per event
-//! conditioned on `attribute_not_exists(pk)`. All apply or none do, so a deposed leader's
-//! append can never land. A transaction holds at most 100 actions, hence
-//! [`DynamoStore::MAX_EVENTS_PER_APPEND`]. Lease writes are a `PutItem` with a
+//! (or part) conditioned on `attribute_not_exists(pk)`. All apply or none do, so a deposed
+//! leader's append can never land. A transaction holds at most 100 actions and 4 MB, which
+//! the store reports as its [`EventStore::append_limits`] so that the coordinator sizes
+//! every group commit to fit. Lease writes are a `PutItem` with a
 //! `ConditionExpression` on the whole expected record. Every read is strongly consistent.
 //!
 //! The whole log lives in one partition (`pk = log`), which is ordered by `sk` and served by
@@ -36,7 +40,7 @@ use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue, BillingMode, ConditionCheck, KeySchemaElement, KeyType,
     Put, ScalarAttributeType, TransactWriteItem, Update,
 };
-use lake_core::{ChangeEvent, Fence, Lease};
+use lake_core::{AppendLimits, ChangeEvent, Fence, Lease};
 use prost::Message;
 use tokio::runtime::Handle;
 
@@ -59,6 +63,15 @@ fn s(value: &str) -> AttributeValue {
 
 fn n(value: u64) -> AttributeValue {
     AttributeValue::N(value.to_string())
+}
+
+/// The sort key of part `part` (1, 2, …) of the event at `revision`: parts sort after their
+/// event and before the next one's (an event has far fewer than 1,000 parts: schemas are
+/// at most 1 MiB).
+fn part_key(revision: u64, part: usize) -> u64 {
+    revision
+        .saturating_mul(1000)
+        .saturating_add(u64::try_from(part).unwrap_or(u64::MAX))
 }
 
 fn key(pk: &str, sk: u64) -> Item {
@@ -112,9 +125,22 @@ fn string(item: &Item, name: &str) -> Result<String, StoreError> {
 }
 
 impl DynamoStore {
-    /// Most events in one append: a transaction holds at most 100 actions, two of which are
-    /// the lease check and the head update.
-    pub const MAX_EVENTS_PER_APPEND: usize = 98;
+    /// Most log items in one append: a transaction holds at most 100 actions, two of which
+    /// are the lease check and the head update.
+    pub const MAX_ITEMS_PER_APPEND: usize = 98;
+    /// Most event bytes in one append: a transaction carries at most 4 MB, keys and
+    /// attribute names included.
+    pub const MAX_BYTES_PER_APPEND: usize = 3_500_000;
+    /// Most event bytes in one item: an item holds at most 400 KB, keys and attribute
+    /// names included.
+    pub const ITEM_BYTES: usize = 350_000;
+
+    /// The limits [`EventStore::append_limits`] reports.
+    pub const LIMITS: AppendLimits = AppendLimits {
+        items: Self::MAX_ITEMS_PER_APPEND,
+        bytes: Self::MAX_BYTES_PER_APPEND,
+        item_bytes: Self::ITEM_BYTES,
+    };
 
     /// A store on `table`, with the AWS configuration from the environment and `endpoint`
     /// (e.g. `http://127.0.0.1:5000`) overriding the endpoint when given. Checks that the
@@ -276,11 +302,12 @@ impl EventStore for DynamoStore {
         base_revision: u64,
         events: &[ChangeEvent],
     ) -> Result<(), StoreError> {
-        if events.len() > Self::MAX_EVENTS_PER_APPEND {
+        if !Self::LIMITS.admit(events) {
             return Err(StoreError::Refused(format!(
-                "{} events in one append; DynamoDB transactions allow {}",
+                "{} events ({} bytes) do not fit one DynamoDB transaction ({:?})",
                 events.len(),
-                Self::MAX_EVENTS_PER_APPEND
+                events.iter().map(ChangeEvent::size_bound).sum::<usize>(),
+                Self::LIMITS
             )));
         }
         let last = events.last().map_or(base_revision, |e| e.revision);
@@ -311,16 +338,26 @@ impl EventStore for DynamoStore {
             TransactWriteItem::builder().update(head).build(),
         ];
         for event in events {
-            let mut item = key("log", event.revision);
             let encoded = proto::ChangeEvent::from(event).encode_to_vec();
-            item.insert("event".into(), AttributeValue::B(Blob::new(encoded)));
-            let put = Put::builder()
-                .table_name(&self.table)
-                .set_item(Some(item))
-                .condition_expression("attribute_not_exists(pk)")
-                .build()
-                .map_err(build)?;
-            items.push(TransactWriteItem::builder().put(put).build());
+            let parts: Vec<&[u8]> = encoded.chunks(Self::ITEM_BYTES).collect();
+            for (part, bytes) in parts.iter().enumerate() {
+                let mut item = if part == 0 {
+                    key("log", event.revision)
+                } else {
+                    key("logpart", part_key(event.revision, part))
+                };
+                item.insert("event".into(), AttributeValue::B(Blob::new(bytes.to_vec())));
+                if part == 0 && parts.len() > 1 {
+                    item.insert("parts".into(), n(parts.len() as u64));
+                }
+                let put = Put::builder()
+                    .table_name(&self.table)
+                    .set_item(Some(item))
+                    .condition_expression("attribute_not_exists(pk)")
+                    .build()
+                    .map_err(build)?;
+                items.push(TransactWriteItem::builder().put(put).build());
+            }
         }
         let result = self.block(
             self.client
@@ -385,11 +422,33 @@ impl EventStore for DynamoStore {
                 for item in page.items() {
                     let revision = number(item, "sk")?;
                     let corrupt = |message: String| StoreError::Corrupt { revision, message };
-                    let bytes = item
+                    let mut bytes = item
                         .get("event")
                         .and_then(|v| v.as_b().ok())
-                        .ok_or_else(|| corrupt("log item without an event".into()))?;
-                    let decoded = proto::ChangeEvent::decode(bytes.as_ref())
+                        .ok_or_else(|| corrupt("log item without an event".into()))?
+                        .as_ref()
+                        .to_vec();
+                    let parts = item.get("parts").map_or(Ok(1), |_| number(item, "parts"))?;
+                    for part in 1..parts {
+                        let sk = part_key(revision, usize::try_from(part).unwrap_or(usize::MAX));
+                        let piece = self
+                            .client
+                            .get_item()
+                            .table_name(&self.table)
+                            .set_key(Some(key("logpart", sk)))
+                            .consistent_read(true)
+                            .send()
+                            .await
+                            .map_err(|e| io("GetItem", &e))?
+                            .item
+                            .ok_or_else(|| corrupt(format!("part {part} of {parts} is missing")))?;
+                        let piece = piece
+                            .get("event")
+                            .and_then(|v| v.as_b().ok())
+                            .ok_or_else(|| corrupt(format!("part {part} holds no bytes")))?;
+                        bytes.extend_from_slice(piece.as_ref());
+                    }
+                    let decoded = proto::ChangeEvent::decode(bytes.as_slice())
                         .map_err(|e| corrupt(e.to_string()))?;
                     events
                         .push(convert::change_event(decoded).map_err(|e| corrupt(e.to_string()))?);
@@ -453,7 +512,7 @@ impl EventStore for DynamoStore {
         }
     }
 
-    fn max_events_per_append(&self) -> usize {
-        Self::MAX_EVENTS_PER_APPEND
+    fn append_limits(&self) -> AppendLimits {
+        Self::LIMITS
     }
 }

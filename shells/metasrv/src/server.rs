@@ -99,7 +99,7 @@ impl Metasrv {
             node: election.node.clone(),
             ..NodeState::default()
         });
-        let node = Node::new(NodeConfig::new(election, store.max_events_per_append()))
+        let node = Node::new(NodeConfig::new(election, store.append_limits()))
             .map_err(MetasrvError::Config)?;
         let (commands, rx) = mpsc::channel(1024);
         let (events, _) = broadcast::channel(WATCH_BUFFER);
