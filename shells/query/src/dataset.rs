@@ -72,6 +72,13 @@ impl Datasets {
         format!("{}/{}", self.root, meta.location)
     }
 
+    /// The dataset directory of `meta` when the data root is on the local filesystem (a
+    /// path or a `file://` URI); `None` on an object store.
+    fn local_dir(&self, meta: &TableMeta) -> Option<std::path::PathBuf> {
+        let root = self.root.strip_prefix("file://").unwrap_or(&self.root);
+        (!root.contains("://")).then(|| std::path::Path::new(root).join(&meta.location))
+    }
+
     /// Opens `table` at `version` (≥ 1) using only the cached history in `table`: zero
     /// Metasrv round trips, and zero object-store reads when this replica already has it.
     ///
@@ -264,6 +271,7 @@ impl Datasets {
             };
             let store = Arc::new(MetasrvManifests {
                 metasrv: self.metasrv.clone(),
+                local_dir: self.local_dir(meta),
                 meta: meta.clone(),
                 operation: operation.clone(),
                 first_version_only: matches!(transaction.operation, Operation::Overwrite { .. }),
@@ -666,6 +674,9 @@ async fn finalize(
 #[derive(Debug)]
 struct MetasrvManifests {
     metasrv: MetasrvClient,
+    /// The dataset's directory on a local data root, made durable before Metasrv names a
+    /// manifest in it ([`make_durable`]).
+    local_dir: Option<std::path::PathBuf>,
     meta: TableMeta,
     operation: Option<(String, Digest)>,
     /// The commit creates the dataset: only version 1 may be committed. Lance would commit
@@ -794,6 +805,29 @@ impl MetasrvManifests {
     }
 }
 
+/// Makes what Lance wrote under `dir` durable, when the data root is local: object_store's
+/// local filesystem writes data files, deletion files, transaction files and manifests
+/// without fsync, while Metasrv's pointer is synced, so after a power loss the pointer
+/// could name bytes that never reached the disk. One `syncfs(2)` (Linux) flushes the
+/// filesystem that holds the dataset: file contents and directory entries alike. On an
+/// object store (`dir` is `None`) a PUT is durable when it returns, and this does nothing.
+///
+/// # Errors
+/// `lance::Error::io` naming the directory when it cannot be opened or synced.
+async fn make_durable(dir: Option<&std::path::Path>) -> lance::Result<()> {
+    let Some(dir) = dir.map(std::path::Path::to_path_buf) else {
+        return Ok(());
+    };
+    let shown = dir.display().to_string();
+    tokio::task::spawn_blocking(move || {
+        let handle = std::fs::File::open(&dir)?;
+        rustix::fs::syncfs(&handle).map_err(std::io::Error::from)
+    })
+    .await
+    .map_err(|e| lance::Error::io(format!("syncing {shown}: {e}")))?
+    .map_err(|e| lance::Error::io(format!("syncing {shown}: {e}")))
+}
+
 fn lance_error(e: lake_metasrv::MetasrvError) -> lance::Error {
     lance::Error::io(e.to_string())
 }
@@ -847,6 +881,9 @@ impl ExternalManifestStore for MetasrvManifests {
             e_tag,
             identity: None,
         };
+        // The data files, the transaction file and the staging manifest are durable
+        // before Metasrv's synced pointer names them.
+        make_durable(self.local_dir.as_deref()).await?;
         match self
             .commit_resolved(base_path.as_ref(), version, staging_path.as_ref(), size)
             .await
@@ -866,6 +903,10 @@ impl ExternalManifestStore for MetasrvManifests {
         let final_path = naming_scheme.manifest_path(base_path, version);
         if let Err(e) = object_store.copy(staging_path, &final_path).await {
             tracing::warn!(error = %e, "manifest copy failed; the version stays on its staging manifest");
+            return Ok(staging);
+        }
+        if let Err(e) = make_durable(self.local_dir.as_deref()).await {
+            tracing::warn!(error = %e, "final manifest not synced; the version stays on its staging manifest");
             return Ok(staging);
         }
         if let Err(e) = finalize(
@@ -903,6 +944,7 @@ impl ExternalManifestStore for MetasrvManifests {
         _e_tag: Option<String>,
     ) -> lance::Result<()> {
         // Only reached through Lance paths other than `put` (which resolves outcomes).
+        make_durable(self.local_dir.as_deref()).await?;
         match self.commit_resolved(base_uri, version, path, size).await {
             Resolution::Ours(committed) => {
                 *self.committed.lock().unwrap_or_else(|p| p.into_inner()) = Some(committed);
@@ -924,5 +966,25 @@ impl ExternalManifestStore for MetasrvManifests {
         _e_tag: Option<String>,
     ) -> lance::Result<()> {
         finalize(&self.metasrv, self.meta.id, base_uri, version, path, size).await
+    }
+}
+
+#[cfg(test)]
+mod durable_tests {
+    use super::make_durable;
+
+    #[tokio::test]
+    async fn a_local_dataset_is_synced_and_a_missing_one_is_named() {
+        make_durable(None)
+            .await
+            .expect("an object store needs nothing");
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("f"), b"bytes").expect("write");
+        make_durable(Some(dir.path())).await.expect("synced");
+        let missing = dir.path().join("gone");
+        let err = make_durable(Some(&missing))
+            .await
+            .expect_err("no such directory");
+        assert!(err.to_string().contains("gone"), "{err}");
     }
 }
