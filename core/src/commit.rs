@@ -214,6 +214,12 @@ impl Coordinator {
         &self.durable
     }
 
+    /// Whether the coordinator waits for [`Input::Loaded`] (a write failed and its view
+    /// may be stale) before it plans anything.
+    pub fn loading(&self) -> bool {
+        self.loading
+    }
+
     /// Feeds one input. `now_ms` (milliseconds since the Unix epoch, from the shell's clock)
     /// stamps commits planned during this call. Drain [`Self::poll`] afterwards.
     pub fn handle(&mut self, input: Input, now_ms: i64) {

@@ -2,21 +2,25 @@
 //! keep it fed, as one machine the query shell and the cluster simulation both drive.
 //!
 //! It owns: opening the watch from the cache's revision and reopening it after a loss with
-//! exponential backoff (100 ms doubling to 5 s, reset once a stream opens); declaring a
+//! exponential backoff (100 ms doubling to 5 s, reset once a stream delivers an event or a
+//! heartbeat: a node that accepts streams but cannot read its store does not reset it);
+//! telling the current stream and fetch from late words of dropped ones (ids); declaring a
 //! stream lost when it was silent (no event, no heartbeat) for `silence_max_ms` (a paused
 //! node, a dropped connection); giving a reader's read-your-writes token `fetch_grace_ms`
 //! for the stream to bring it before asking for a snapshot (coalesced: one fetch however
-//! many readers wait); retrying a failed snapshot fetch after `fetch_retry_ms`, and a fetch
-//! with no answer after `fetch_deadline_ms`.
+//! many readers wait; a token no snapshot brings is given up after three fetches); retrying
+//! a failed snapshot fetch after `fetch_retry_ms`, and a fetch with no answer after
+//! `fetch_deadline_ms`.
 //!
 //! Calling contract, as for the other machines: feed [`FollowerInput`]s with the replica's
 //! clock through [`Follower::handle`], drain [`Follower::poll`], and tick no later than
 //! [`Follower::next_deadline_ms`]. For [`FollowerOutput::OpenStream`], drop any stream still
 //! open and open `Watch(from_revision, follow)`; feed [`FollowerInput::StreamOpened`], then
-//! its items, then [`FollowerInput::StreamEnded`] when it breaks or cannot open.
-//! [`FollowerOutput::CloseStream`] drops the stream (feed nothing more from it). For
-//! [`FollowerOutput::FetchSnapshot`], fetch the whole registry (dropping an earlier fetch)
-//! and feed [`FollowerInput::Fetched`].
+//! its items, then [`FollowerInput::StreamEnded`] when it breaks or cannot open, each with
+//! the stream's id. [`FollowerOutput::CloseStream`] drops the stream. For
+//! [`FollowerOutput::FetchSnapshot`], fetch the whole registry (an earlier fetch may be
+//! dropped) and feed [`FollowerInput::Fetched`] with the fetch's id. Inputs naming a stream
+//! or fetch that is no longer current are ignored, so a shell need not filter them.
 
 use std::collections::VecDeque;
 
@@ -40,12 +44,15 @@ pub struct FollowerConfig {
     pub fetch_retry_ms: i64,
     /// A fetch with no answer this long is made again.
     pub fetch_deadline_ms: i64,
+    /// Snapshots fetched for one reader's token before it is given up (its reader times
+    /// out; a token above the store's head, say from a restored store, never arrives).
+    pub fetches_per_need: u32,
 }
 
 impl FollowerConfig {
     /// What Lake's Query replica runs with, given the Metasrv lease: reconnects from 100 ms
-    /// to 5 s, 10 s of silence, a 200 ms grace for tokens, fetch retries after 500 ms and a
-    /// 30 s fetch deadline.
+    /// to 5 s, 10 s of silence, a 200 ms grace for tokens, fetch retries after 500 ms, a
+    /// 120 s fetch deadline (a fetch replays the whole log), three fetches per token.
     pub fn new(lease_ms: i64) -> Self {
         Self {
             lease_ms,
@@ -54,7 +61,8 @@ impl FollowerConfig {
             silence_max_ms: 10_000,
             fetch_grace_ms: 200,
             fetch_retry_ms: 500,
-            fetch_deadline_ms: 30_000,
+            fetch_deadline_ms: 120_000,
+            fetches_per_need: 3,
         }
     }
 }
@@ -62,16 +70,19 @@ impl FollowerConfig {
 /// Inputs of a [`Follower`].
 #[derive(Clone, Debug)]
 pub enum FollowerInput {
-    /// The stream asked for by [`FollowerOutput::OpenStream`] is open.
-    StreamOpened,
-    /// The stream's next event.
-    StreamEvent(ChangeEvent),
-    /// The stream's heartbeat: alive, nothing new.
-    StreamHeartbeat,
-    /// The stream broke, ended or could not be opened.
-    StreamEnded { error: String },
-    /// The answer to [`FollowerOutput::FetchSnapshot`].
-    Fetched(Result<Registry, String>),
+    /// Stream `stream` ([`FollowerOutput::OpenStream`]) is open.
+    StreamOpened { stream: u64 },
+    /// Stream `stream`'s next event.
+    StreamEvent { stream: u64, event: ChangeEvent },
+    /// Stream `stream`'s heartbeat: alive, nothing new.
+    StreamHeartbeat { stream: u64 },
+    /// Stream `stream` broke, ended or could not be opened.
+    StreamEnded { stream: u64, error: String },
+    /// The answer to fetch `fetch` ([`FollowerOutput::FetchSnapshot`]).
+    Fetched {
+        fetch: u64,
+        result: Result<Registry, String>,
+    },
     /// A reader needs at least this revision (its read-your-writes token).
     Need { revision: u64 },
     /// Time passed.
@@ -90,12 +101,12 @@ pub enum FollowerEvent {
 /// Outputs of a [`Follower`]; see the module docs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FollowerOutput {
-    /// Open `Watch(from_revision, follow = true)`, dropping any open stream.
-    OpenStream { from_revision: u64 },
+    /// Open `Watch(from_revision, follow = true)` as stream `stream`, dropping any open one.
+    OpenStream { stream: u64, from_revision: u64 },
     /// Drop the open stream.
     CloseStream,
-    /// Fetch the whole registry and feed [`FollowerInput::Fetched`].
-    FetchSnapshot,
+    /// Fetch the whole registry and feed [`FollowerInput::Fetched`] with `fetch`.
+    FetchSnapshot { fetch: u64 },
     /// The cache moved to this revision: wake readers waiting for it.
     Advanced(u64),
     /// For logs.
@@ -115,10 +126,14 @@ pub struct Follower {
     config: FollowerConfig,
     cache: CatalogCache,
     stream: Stream,
+    /// The current stream's id (ids count up from 1).
+    stream_id: u64,
+    /// The current fetch's id.
+    fetch_id: u64,
     backoff_ms: i64,
-    /// The highest revision readers wait for, and when to fetch if the stream has not
-    /// brought it (`i64::MAX` once asked).
-    need: Option<(u64, i64)>,
+    /// The highest revision readers wait for, when to fetch if the stream has not brought
+    /// it (`i64::MAX` once asked), and how many snapshots were fetched for it.
+    need: Option<(u64, i64, u32)>,
     /// An outstanding fetch: when to make it again (deadline, or retry after a failure).
     fetch_again_ms: Option<i64>,
     outputs: VecDeque<FollowerOutput>,
@@ -136,6 +151,8 @@ impl Follower {
             stream: Stream::Down {
                 retry_at_ms: now_ms,
             },
+            stream_id: 0,
+            fetch_id: 0,
             backoff_ms: config.reconnect_min_ms,
             need: None,
             fetch_again_ms: None,
@@ -156,7 +173,7 @@ impl Follower {
             Stream::Open { heard_ms } => heard_ms.saturating_add(self.config.silence_max_ms),
             Stream::Down { retry_at_ms } => retry_at_ms,
         };
-        if let Some((_, due)) = self.need {
+        if let Some((_, due, _)) = self.need {
             next = next.min(due);
         }
         if let Some(at) = self.fetch_again_ms {
@@ -168,47 +185,55 @@ impl Follower {
     /// Feeds one input at `now_ms`; drain [`Self::poll`] afterwards.
     pub fn handle(&mut self, input: FollowerInput, now_ms: i64) {
         match input {
-            FollowerInput::StreamOpened => {
-                self.backoff_ms = self.config.reconnect_min_ms;
+            FollowerInput::StreamOpened { stream } if stream == self.stream_id => {
                 self.stream = Stream::Open { heard_ms: now_ms };
                 self.feed(CacheInput::StreamUp, now_ms);
             }
-            FollowerInput::StreamEvent(event) => {
+            FollowerInput::StreamEvent { stream, event } if stream == self.stream_id => {
                 self.heard(now_ms);
                 self.feed(CacheInput::Event(event), now_ms);
             }
-            FollowerInput::StreamHeartbeat => self.heard(now_ms),
-            FollowerInput::StreamEnded { error } => {
+            FollowerInput::StreamHeartbeat { stream } if stream == self.stream_id => {
+                self.heard(now_ms);
+            }
+            FollowerInput::StreamEnded { stream, error } if stream == self.stream_id => {
                 if matches!(self.stream, Stream::Open { .. }) {
                     self.lost(error, now_ms);
                 }
             }
-            FollowerInput::Fetched(Ok(registry)) => {
-                self.fetch_again_ms = None;
-                self.feed(CacheInput::Snapshot(registry), now_ms);
-                // A token newer than the snapshot (acknowledged while it was read): ask
-                // again after the retry wait.
-                if let Some((want, _)) = self.need {
-                    self.need = Some((want, now_ms.saturating_add(self.config.fetch_retry_ms)));
+            FollowerInput::Fetched { fetch, result } if fetch == self.fetch_id => match result {
+                Ok(registry) => {
+                    self.fetch_again_ms = None;
+                    self.feed(CacheInput::Snapshot(registry), now_ms);
+                    // A token the snapshot did not bring (acknowledged while it was read):
+                    // ask again after the retry wait, a few times.
+                    if let Some((want, _, fetches)) = self.need {
+                        self.need = (fetches + 1 < self.config.fetches_per_need).then_some((
+                            want,
+                            now_ms.saturating_add(self.config.fetch_retry_ms),
+                            fetches + 1,
+                        ));
+                    }
                 }
-            }
-            FollowerInput::Fetched(Err(error)) => {
-                if self.fetch_again_ms.is_some() {
-                    self.fetch_again_ms = Some(now_ms.saturating_add(self.config.fetch_retry_ms));
-                    self.outputs
-                        .push_back(FollowerOutput::Event(FollowerEvent::FetchFailed { error }));
+                Err(error) => {
+                    if self.fetch_again_ms.is_some() {
+                        self.fetch_again_ms =
+                            Some(now_ms.saturating_add(self.config.fetch_retry_ms));
+                        self.outputs
+                            .push_back(FollowerOutput::Event(FollowerEvent::FetchFailed { error }));
+                    }
                 }
+            },
+            FollowerInput::Need { revision } if revision > self.cache.revision() => {
+                let due = now_ms.saturating_add(self.config.fetch_grace_ms);
+                self.need = Some(match self.need {
+                    Some((want, at, fetches)) => (want.max(revision), at, fetches),
+                    None => (revision, due, 0),
+                });
             }
-            FollowerInput::Need { revision } => {
-                if revision > self.cache.revision() {
-                    let due = now_ms.saturating_add(self.config.fetch_grace_ms);
-                    self.need = Some(match self.need {
-                        Some((want, at)) => (want.max(revision), at),
-                        None => (revision, due),
-                    });
-                }
-            }
-            FollowerInput::Tick => {}
+            // Late words of a dropped stream or fetch, a token already reached, or time
+            // passing.
+            _ => {}
         }
         self.on_time(now_ms);
     }
@@ -219,9 +244,11 @@ impl Follower {
         self.outputs.pop_front()
     }
 
+    /// The open stream said something: it is alive, and it works (the backoff resets).
     fn heard(&mut self, now_ms: i64) {
         if let Stream::Open { heard_ms } = &mut self.stream {
             *heard_ms = now_ms;
+            self.backoff_ms = self.config.reconnect_min_ms;
         }
     }
 
@@ -253,24 +280,36 @@ impl Follower {
             }
             Stream::Down { retry_at_ms } if now_ms >= retry_at_ms => {
                 self.stream = Stream::Open { heard_ms: now_ms };
+                self.stream_id += 1;
                 self.outputs.push_back(FollowerOutput::OpenStream {
+                    stream: self.stream_id,
                     from_revision: self.cache.revision(),
                 });
             }
             _ => {}
         }
-        if let Some((want, due)) = self.need
+        if let Some((want, due, fetches)) = self.need
             && now_ms >= due
         {
-            self.need = Some((want, i64::MAX));
-            self.feed(CacheInput::NeedRevision(want), now_ms);
+            self.need = Some((want, i64::MAX, fetches));
+            if self.fetch_again_ms.is_none() {
+                self.feed(CacheInput::NeedRevision(want), now_ms);
+            }
         }
         if let Some(at) = self.fetch_again_ms
             && now_ms >= at
         {
+            self.fetch();
             self.fetch_again_ms = Some(now_ms.saturating_add(self.config.fetch_deadline_ms));
-            self.outputs.push_back(FollowerOutput::FetchSnapshot);
         }
+    }
+
+    /// Asks for a new fetch (a new id: the answer of an earlier one is ignored).
+    fn fetch(&mut self) {
+        self.fetch_id += 1;
+        self.outputs.push_back(FollowerOutput::FetchSnapshot {
+            fetch: self.fetch_id,
+        });
     }
 
     fn feed(&mut self, input: CacheInput, now_ms: i64) {
@@ -279,13 +318,13 @@ impl Follower {
         while let Some(output) = self.cache.poll() {
             match output {
                 CacheOutput::FetchSnapshot => {
+                    self.fetch();
                     self.fetch_again_ms =
                         Some(now_ms.saturating_add(self.config.fetch_deadline_ms));
-                    self.outputs.push_back(FollowerOutput::FetchSnapshot);
                 }
                 CacheOutput::Advanced(revision) => {
                     debug_assert!(revision > before, "a cache never moves backwards");
-                    if self.need.is_some_and(|(want, _)| revision >= want) {
+                    if self.need.is_some_and(|(want, _, _)| revision >= want) {
                         self.need = None;
                     }
                     self.outputs.push_back(FollowerOutput::Advanced(revision));
@@ -317,42 +356,104 @@ mod tests {
         Follower::new(FollowerConfig::new(2_000), Registry::new(), 0)
     }
 
+    /// The id of the stream the follower just asked to open.
+    fn opened(out: &[FollowerOutput]) -> u64 {
+        match out {
+            [.., FollowerOutput::OpenStream { stream, .. }] => *stream,
+            other => panic!("expected OpenStream, got {other:?}"),
+        }
+    }
+
     #[test]
-    fn opens_at_once_and_reopens_with_doubling_backoff_reset_by_a_good_open() {
+    fn reopens_with_doubling_backoff_that_only_a_stream_that_delivers_resets() {
         let mut f = follower();
-        assert_eq!(
-            drain(&mut f),
-            [FollowerOutput::OpenStream { from_revision: 0 }]
-        );
+        let mut stream = opened(&drain(&mut f));
         let mut waits = Vec::new();
         let mut now = 0;
         for _ in 0..8 {
-            f.handle(FollowerInput::StreamEnded { error: "x".into() }, now);
+            // Each stream opens, then fails before saying anything (a node that accepts
+            // streams but cannot read its store): no reset.
+            f.handle(FollowerInput::StreamOpened { stream }, now);
+            f.handle(
+                FollowerInput::StreamEnded {
+                    stream,
+                    error: "x".into(),
+                },
+                now,
+            );
             drain(&mut f);
             let at = f.next_deadline_ms();
             waits.push(at - now);
             now = at;
             f.handle(FollowerInput::Tick, now);
-            assert!(matches!(
-                drain(&mut f)[..],
-                [FollowerOutput::OpenStream { .. }]
-            ));
+            stream = opened(&drain(&mut f));
         }
         assert_eq!(waits, [100, 200, 400, 800, 1_600, 3_200, 5_000, 5_000]);
-        f.handle(FollowerInput::StreamOpened, now);
-        f.handle(FollowerInput::StreamEnded { error: "x".into() }, now);
+        f.handle(FollowerInput::StreamOpened { stream }, now);
+        f.handle(FollowerInput::StreamHeartbeat { stream }, now);
+        f.handle(
+            FollowerInput::StreamEnded {
+                stream,
+                error: "x".into(),
+            },
+            now,
+        );
         drain(&mut f);
-        assert_eq!(f.next_deadline_ms() - now, 100);
+        assert_eq!(f.next_deadline_ms() - now, 100, "a heartbeat reset it");
+    }
+
+    #[test]
+    fn a_dropped_stream_or_fetch_is_not_heard() {
+        let mut f = follower();
+        let old = opened(&drain(&mut f));
+        f.handle(FollowerInput::StreamOpened { stream: old }, 0);
+        f.handle(
+            FollowerInput::StreamEnded {
+                stream: old,
+                error: "reset".into(),
+            },
+            0,
+        );
+        f.handle(FollowerInput::Tick, 100);
+        let new = opened(&drain(&mut f));
+        assert_ne!(old, new);
+        f.handle(FollowerInput::StreamOpened { stream: new }, 100);
+        f.handle(
+            FollowerInput::StreamEvent {
+                stream: old,
+                event: event(1),
+            },
+            110,
+        );
+        f.handle(
+            FollowerInput::StreamEnded {
+                stream: old,
+                error: "late".into(),
+            },
+            120,
+        );
+        assert!(
+            drain(&mut f).is_empty(),
+            "the old stream's words are ignored"
+        );
+        assert_eq!(f.cache().revision(), 0);
+        assert!(f.cache().is_verified(130), "the new stream is still up");
     }
 
     #[test]
     fn a_silent_stream_is_closed_and_reopened_from_the_cache_revision() {
         let mut f = follower();
-        drain(&mut f);
-        f.handle(FollowerInput::StreamOpened, 0);
-        f.handle(FollowerInput::StreamEvent(event(1)), 10);
+        let stream = opened(&drain(&mut f));
+        f.handle(FollowerInput::StreamOpened { stream }, 0);
+        f.handle(
+            FollowerInput::StreamEvent {
+                stream,
+                event: event(1),
+            },
+            10,
+        );
         assert_eq!(drain(&mut f), [FollowerOutput::Advanced(1)]);
-        f.handle(FollowerInput::StreamHeartbeat, 5_000);
+        f.handle(FollowerInput::StreamHeartbeat { stream }, 5_000);
         f.handle(FollowerInput::Tick, 14_999);
         assert!(
             drain(&mut f).is_empty(),
@@ -366,34 +467,58 @@ mod tests {
         f.handle(FollowerInput::Tick, 15_100);
         assert_eq!(
             drain(&mut f),
-            [FollowerOutput::OpenStream { from_revision: 1 }]
+            [FollowerOutput::OpenStream {
+                stream: stream + 1,
+                from_revision: 1
+            }]
         );
     }
 
     #[test]
     fn a_token_waits_the_grace_then_one_fetch_serves_every_reader() {
         let mut f = follower();
-        drain(&mut f);
-        f.handle(FollowerInput::StreamOpened, 0);
+        let stream = opened(&drain(&mut f));
+        f.handle(FollowerInput::StreamOpened { stream }, 0);
         f.handle(FollowerInput::Need { revision: 3 }, 0);
         f.handle(FollowerInput::Need { revision: 5 }, 100);
         f.handle(FollowerInput::Tick, 199);
         assert!(drain(&mut f).is_empty());
         f.handle(FollowerInput::Tick, 200);
-        assert_eq!(drain(&mut f), [FollowerOutput::FetchSnapshot]);
+        assert_eq!(drain(&mut f), [FollowerOutput::FetchSnapshot { fetch: 1 }]);
         f.handle(FollowerInput::Need { revision: 6 }, 210);
         f.handle(FollowerInput::Tick, 500);
         assert!(drain(&mut f).is_empty(), "one fetch at a time");
-        f.handle(FollowerInput::Fetched(Err("down".into())), 600);
+        f.handle(
+            FollowerInput::Fetched {
+                fetch: 1,
+                result: Err("down".into()),
+            },
+            600,
+        );
         assert!(matches!(
             drain(&mut f)[..],
             [FollowerOutput::Event(FollowerEvent::FetchFailed { .. })]
         ));
         f.handle(FollowerInput::Tick, 1_100);
-        assert_eq!(drain(&mut f), [FollowerOutput::FetchSnapshot]);
+        assert_eq!(drain(&mut f), [FollowerOutput::FetchSnapshot { fetch: 2 }]);
         let registry =
             Registry::from_log(&(1..=6).map(event).collect::<Vec<_>>()).expect("replays");
-        f.handle(FollowerInput::Fetched(Ok(registry)), 1_200);
+        // The first fetch's late answer is not taken for the second's.
+        f.handle(
+            FollowerInput::Fetched {
+                fetch: 1,
+                result: Ok(Registry::new()),
+            },
+            1_150,
+        );
+        assert!(drain(&mut f).is_empty());
+        f.handle(
+            FollowerInput::Fetched {
+                fetch: 2,
+                result: Ok(registry),
+            },
+            1_200,
+        );
         assert_eq!(drain(&mut f), [FollowerOutput::Advanced(6)]);
         assert_eq!(
             f.next_deadline_ms(),
@@ -403,12 +528,45 @@ mod tests {
     }
 
     #[test]
+    fn a_token_no_snapshot_brings_is_given_up_after_three_fetches() {
+        let mut f = follower();
+        let stream = opened(&drain(&mut f));
+        f.handle(FollowerInput::StreamOpened { stream }, 0);
+        f.handle(FollowerInput::Need { revision: 99 }, 0);
+        let mut now = 200;
+        let mut fetches = 0;
+        for _ in 0..20 {
+            f.handle(FollowerInput::Tick, now);
+            for output in drain(&mut f) {
+                if let FollowerOutput::FetchSnapshot { fetch } = output {
+                    fetches += 1;
+                    f.handle(
+                        FollowerInput::Fetched {
+                            fetch,
+                            result: Ok(Registry::new()),
+                        },
+                        now,
+                    );
+                }
+            }
+            now += 600;
+        }
+        assert_eq!(fetches, 3, "a token above the store's head is given up");
+    }
+
+    #[test]
     fn a_token_the_stream_brings_in_time_needs_no_fetch() {
         let mut f = follower();
-        drain(&mut f);
-        f.handle(FollowerInput::StreamOpened, 0);
+        let stream = opened(&drain(&mut f));
+        f.handle(FollowerInput::StreamOpened { stream }, 0);
         f.handle(FollowerInput::Need { revision: 1 }, 0);
-        f.handle(FollowerInput::StreamEvent(event(1)), 50);
+        f.handle(
+            FollowerInput::StreamEvent {
+                stream,
+                event: event(1),
+            },
+            50,
+        );
         f.handle(FollowerInput::Tick, 1_000);
         assert_eq!(drain(&mut f), [FollowerOutput::Advanced(1)]);
     }

@@ -75,6 +75,9 @@ impl NodeConfig {
     /// machine and the DynamoDB SDK's own retries, and short enough that a lost answer
     /// does not stall commits for long (the coordinator then reads the log again).
     pub const STORE_DEADLINE_MS: i64 = 5_000;
+    /// Most events one log read returns: a node reads its log in pages, each with its own
+    /// deadline, so a long log is read however long it takes as a whole.
+    pub const LOG_PAGE: usize = 4096;
 
     /// The settings Lake runs `election` with over a store whose appends fit `store`
     /// ([`crate::EventStore::append_limits`]): the constants above. The shell and the
@@ -260,6 +263,8 @@ struct Term {
     id: u64,
     /// `None` while the log is read (reconciliation).
     coordinator: Option<Coordinator>,
+    /// The log replayed so far while it is read page by page (reconciliation).
+    replayed: Registry,
     /// Mutations handed to the coordinator and not answered yet.
     waiting: BTreeSet<RequestId>,
     /// When to read the log again after a failed read: `(at_ms, reconcile, after)`.
@@ -334,10 +339,13 @@ impl Node {
             .map(Coordinator::registry)
     }
 
-    /// Whether this node serves at `now_ms`: elected, its log read, its lease valid.
+    /// Whether this node serves at `now_ms`: elected, its log read (and not reading it
+    /// again after a failed write), its lease valid. Requests that arrive while it is not
+    /// wait in the admission queue, where `queue_wait_ms` bounds them.
     pub fn ready(&self, now_ms: i64) -> bool {
         self.term.as_ref().is_some_and(|t| {
-            t.coordinator.is_some() && self.election.leading(now_ms) == Some(t.epoch)
+            t.coordinator.as_ref().is_some_and(|c| !c.loading())
+                && self.election.leading(now_ms) == Some(t.epoch)
         })
     }
 
@@ -345,10 +353,14 @@ impl Node {
     pub fn state(&self, now_ms: i64) -> NodeState {
         NodeState {
             node: self.config.election.node.clone(),
+            // Serving (for health and forwarding) even while it reads its log again
+            // after a failed write: requests wait here for that, not elsewhere.
             serving: self
                 .term
                 .as_ref()
-                .filter(|_| self.ready(now_ms))
+                .filter(|t| {
+                    t.coordinator.is_some() && self.election.leading(now_ms) == Some(t.epoch)
+                })
                 .map(|t| t.epoch),
             leader: self.election.leader().cloned(),
             revision: self.revision,
@@ -488,6 +500,7 @@ impl Node {
                         epoch,
                         id,
                         coordinator: None,
+                        replayed: Registry::new(),
                         waiting: BTreeSet::new(),
                         retry: None,
                         published: 0,
@@ -523,6 +536,9 @@ impl Node {
             match self.election.leader() {
                 Some(l) if !l.is_released() && l.holder != self.config.election.node => {
                     format!("leader is {} at {}", l.holder, l.address)
+                }
+                _ if self.term.is_some() => {
+                    "this Metasrv node leads but is still reading its log".into()
                 }
                 _ => "no leader is elected yet".into(),
             }
@@ -639,6 +655,8 @@ impl Node {
                         self.revision = coordinator.registry().revision();
                         self.outputs.push_back(NodeOutput::Publish(events));
                     }
+                    // A page: what it leaves out makes the next write fail its revision
+                    // condition and load again.
                     Output::Load { after_revision } => calls.push((
                         Purpose::Load {
                             term: id,
@@ -647,7 +665,7 @@ impl Node {
                         },
                         StoreCall::ReadLog {
                             after: after_revision,
-                            limit: usize::MAX,
+                            limit: NodeConfig::LOG_PAGE,
                         },
                     )),
                 }
@@ -668,7 +686,7 @@ impl Node {
         };
         let op = StoreCall::ReadLog {
             after,
-            limit: usize::MAX,
+            limit: NodeConfig::LOG_PAGE,
         };
         self.call(purpose, op, now_ms);
     }
@@ -772,29 +790,33 @@ impl Node {
             self.coordinate(Input::Loaded(events), now_ms);
             return;
         }
-        match Registry::from_log(&events) {
-            Ok(registry) => {
-                let Some(term) = &mut self.term else {
-                    return;
-                };
-                let revision = registry.revision();
-                debug_assert!(term.coordinator.is_none(), "a term reconciles once");
-                term.published = revision;
-                term.coordinator = Some(Coordinator::with_limits(registry, self.config.limits));
-                self.revision = revision;
-                let epoch = term.epoch;
-                self.event(NodeEvent::Serving { epoch, revision });
-                self.admit(now_ms);
-            }
-            Err(error) => {
-                // Serving nothing is the only safe answer; the term ends, and the
-                // election keeps the lease so no other node serves from this log either.
-                self.event(NodeEvent::Unreplayable {
-                    error: error.to_string(),
-                });
-                self.step_down();
-            }
+        let Some(term) = &mut self.term else {
+            return;
+        };
+        let full_page = events.len() >= NodeConfig::LOG_PAGE;
+        if let Err(error) = term.replayed.replay(&events) {
+            // Serving nothing is the only safe answer; the term ends, and the election
+            // keeps the lease so no other node serves from this log either.
+            self.event(NodeEvent::Unreplayable {
+                error: error.to_string(),
+            });
+            self.step_down();
+            return;
         }
+        if full_page {
+            let (id, after) = (term.id, term.replayed.revision());
+            self.load(id, true, after, now_ms);
+            return;
+        }
+        let registry = std::mem::take(&mut term.replayed);
+        let revision = registry.revision();
+        debug_assert!(term.coordinator.is_none(), "a term reconciles once");
+        term.published = revision;
+        term.coordinator = Some(Coordinator::with_limits(registry, self.config.limits));
+        self.revision = revision;
+        let epoch = term.epoch;
+        self.event(NodeEvent::Serving { epoch, revision });
+        self.admit(now_ms);
     }
 
     fn resign(&mut self, now_ms: i64) {

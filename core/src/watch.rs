@@ -133,7 +133,7 @@ impl Watch {
                 for event in events {
                     debug_assert_eq!(
                         event.revision,
-                        self.sent + 1,
+                        self.sent.saturating_add(1),
                         "the store returns the events after the revision asked, in order"
                     );
                     self.send(event, now_ms);
@@ -146,12 +146,14 @@ impl Watch {
                     .push_back(WatchOutput::Failed(error.to_string()));
             }
             (Phase::Following { .. }, WatchInput::Live(event)) => {
-                if event.revision == self.sent + 1 {
+                // Saturating: a client may ask to start from any revision, u64::MAX too.
+                let next = self.sent.saturating_add(1);
+                if event.revision == next {
                     self.send(event, now_ms);
                     self.phase = Phase::Following {
                         until_ms: now_ms.saturating_add(self.config.poll_ms),
                     };
-                } else if event.revision > self.sent + 1 {
+                } else if event.revision > next {
                     // A gap: what lies between is in the log.
                     self.read();
                 }
@@ -180,7 +182,11 @@ impl Watch {
     }
 
     fn send(&mut self, event: ChangeEvent, now_ms: i64) {
-        debug_assert_eq!(event.revision, self.sent + 1, "a stream has no gaps");
+        debug_assert_eq!(
+            event.revision,
+            self.sent.saturating_add(1),
+            "a stream has no gaps"
+        );
         self.sent = event.revision;
         self.last_sent_ms = now_ms;
         self.outputs.push_back(WatchOutput::Send(event));
@@ -301,6 +307,18 @@ mod tests {
         assert!(
             drain(&mut w).is_empty(),
             "no second heartbeat within a second"
+        );
+    }
+
+    #[test]
+    fn a_watch_from_the_largest_revision_waits_quietly() {
+        let mut w = Watch::new(WatchConfig::DEFAULT, u64::MAX, true, 0);
+        drain(&mut w);
+        w.handle(WatchInput::Read(Ok(vec![])), 0);
+        w.handle(WatchInput::Live(event(7)), 1);
+        assert!(
+            drain(&mut w).is_empty(),
+            "nothing after u64::MAX, and no panic"
         );
     }
 

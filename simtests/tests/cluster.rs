@@ -520,18 +520,12 @@ fn send_request(world: &Shared, from: usize, to: usize, request: Request) {
 
 // ---- the watch stream: the shipped machine at the node, over a simulated connection ---
 
-/// What reaches a replica: an item of watch stream `stream`, or fetch `fetch`'s answer.
+/// What reaches a replica: an input for its follower (stream items and fetch answers carry
+/// the follower's own ids, so it tells late words of dropped ones apart itself).
 enum ToReplica {
-    Stream {
-        stream: u64,
-        input: FollowerInput,
-    },
+    Follower(FollowerInput),
     /// The replica's connection resets (a scenario's doing).
     Reset,
-    Fetched {
-        fetch: u64,
-        result: Result<Registry, String>,
-    },
 }
 
 /// A connection from a replica to a node carries items in order; a partition silences it
@@ -554,19 +548,17 @@ async fn to_replica(world: &Shared, node: usize, replica: usize, message: ToRepl
 /// with the shipped [`Watch`] machine, reading the store over the simulated network.
 async fn watch_at(world: Shared, node: usize, replica: usize, id: u64, from: u64, follow: bool) {
     let ended = |error: &str| {
-        if follow {
-            ToReplica::Stream {
+        ToReplica::Follower(if follow {
+            FollowerInput::StreamEnded {
                 stream: id,
-                input: FollowerInput::StreamEnded {
-                    error: error.into(),
-                },
+                error: error.into(),
             }
         } else {
-            ToReplica::Fetched {
+            FollowerInput::Fetched {
                 fetch: id,
                 result: Err(error.into()),
             }
-        }
+        })
     };
     delay(&world).await;
     if partitioned(&world, replica_id(replica), node) {
@@ -582,10 +574,7 @@ async fn watch_at(world: Shared, node: usize, replica: usize, id: u64, from: u64
     let now = |w: &Shared| w.borrow().now_ms(node);
     let mut watch = Watch::new(WatchConfig::DEFAULT, from, follow, now(&world));
     if follow {
-        let opened = ToReplica::Stream {
-            stream: id,
-            input: FollowerInput::StreamOpened,
-        };
+        let opened = ToReplica::Follower(FollowerInput::StreamOpened { stream: id });
         if !to_replica(&world, node, replica, opened).await {
             return;
         }
@@ -609,20 +598,20 @@ async fn watch_at(world: Shared, node: usize, replica: usize, id: u64, from: u64
                     fetched.push(event);
                     continue;
                 }
-                WatchOutput::Send(event) => FollowerInput::StreamEvent(event),
-                WatchOutput::Heartbeat { .. } => FollowerInput::StreamHeartbeat,
+                WatchOutput::Send(event) => FollowerInput::StreamEvent { stream: id, event },
+                WatchOutput::Heartbeat { .. } => FollowerInput::StreamHeartbeat { stream: id },
                 WatchOutput::Failed(error) => {
                     to_replica(&world, node, replica, ended(&error)).await;
                     return;
                 }
                 WatchOutput::Done => {
                     let result = Registry::from_log(&fetched).map_err(|e| e.to_string());
-                    let answer = ToReplica::Fetched { fetch: id, result };
+                    let answer = ToReplica::Follower(FollowerInput::Fetched { fetch: id, result });
                     to_replica(&world, node, replica, answer).await;
                     return;
                 }
             };
-            let item = ToReplica::Stream { stream: id, input };
+            let item = ToReplica::Follower(input);
             if !to_replica(&world, node, replica, item).await {
                 return;
             }
@@ -938,13 +927,17 @@ async fn replica(
     let now = |w: &Shared| w.borrow().now_ms(endpoint);
     let nodes = world.borrow().shape.nodes;
     let mut follower = Follower::new(FollowerConfig::new(LEASE_MS), Registry::new(), now(&world));
-    let (mut stream, mut fetch) = (0, 0);
+    // The open stream's id, for a scripted connection reset.
+    let mut current = 0;
     let mut waiting: Vec<Read> = Vec::new();
     loop {
         while let Some(output) = follower.poll() {
             match output {
-                FollowerOutput::OpenStream { from_revision } => {
-                    stream += 1;
+                FollowerOutput::OpenStream {
+                    stream,
+                    from_revision,
+                } => {
+                    current = stream;
                     let mut node = thread_rng().gen_range(0..nodes);
                     let w = world.borrow();
                     if w.script == Script::ReplicaLaggingBeyondWatchBuffer && index == 0 {
@@ -963,9 +956,8 @@ async fn replica(
                     let watch = watch_at(world.clone(), node, index, stream, from_revision, true);
                     madsim::task::spawn_local(watch);
                 }
-                FollowerOutput::CloseStream => stream += 1,
-                FollowerOutput::FetchSnapshot => {
-                    fetch += 1;
+                FollowerOutput::CloseStream => {}
+                FollowerOutput::FetchSnapshot { fetch } => {
                     let node = thread_rng().gen_range(0..nodes);
                     madsim::task::spawn_local(watch_at(
                         world.clone(),
@@ -1005,15 +997,12 @@ async fn replica(
             .clamp(1, 200);
         let input = futures::select_biased! {
             message = inbox.next() => match message {
-                Some(ToReplica::Stream { stream: s, input }) if s == stream => input,
-                Some(ToReplica::Fetched { fetch: f, result }) if f == fetch => {
-                    FollowerInput::Fetched(result)
-                }
+                Some(ToReplica::Follower(input)) => input,
                 Some(ToReplica::Reset) => FollowerInput::StreamEnded {
+                    stream: current,
                     error: "connection reset".into(),
                 },
-                // A dropped stream's or an abandoned fetch's late words.
-                _ => FollowerInput::Tick,
+                None => FollowerInput::Tick,
             },
             read = reads.next() => match read {
                 Some(read) => {

@@ -381,3 +381,97 @@ fn an_answer_from_an_earlier_serving_term_never_acknowledges_a_later_write() {
         "b never reached the store"
     );
 }
+
+/// A log longer than a page is read page by page, each page with its own deadline: a
+/// whole read that takes longer than one store deadline still ends in serving. (One read
+/// of the whole log with a 5 s deadline would never finish on a long log.)
+#[test]
+fn a_long_log_is_read_page_by_page_each_within_its_deadline() {
+    let mut h = Harness::new(true);
+    let earlier = lease(1, "old", 0);
+    h.store.write_lease(None, &earlier).expect("lease");
+    let total = 2 * NodeConfig::LOG_PAGE as u64 + 10;
+    let events: Vec<_> = (1..=total)
+        .map(|revision| lake_core::ChangeEvent {
+            revision,
+            kind: lake_core::ChangeKind::NamespaceCreated {
+                name: format!("n{revision}"),
+            },
+        })
+        .collect();
+    h.store
+        .append(&earlier.fence(), 0, &events)
+        .expect("the earlier leader's log");
+    let released = lake_core::Lease {
+        holder: String::new(),
+        address: String::new(),
+        renewal: 1,
+        ..earlier.clone()
+    };
+    h.store
+        .write_lease(Some(&earlier), &released)
+        .expect("released");
+    h.handle(NodeInput::Tick);
+    let mut pages = Vec::new();
+    for _ in 0..20 {
+        let Some((call, op)) = h.calls.pop_front() else {
+            break;
+        };
+        if let StoreCall::ReadLog { after, .. } = &op {
+            pages.push(*after);
+            // Each page is slow, but within its own deadline.
+            h.now += NodeConfig::STORE_DEADLINE_MS - 1_000;
+        }
+        let answer = op.run(&h.store);
+        h.handle(NodeInput::Answer { call, answer });
+    }
+    let page = NodeConfig::LOG_PAGE as u64;
+    assert_eq!(pages, [0, page, 2 * page], "three pages");
+    assert!(h.node.ready(h.now), "{:?}", h.events);
+    assert_eq!(h.node.registry().expect("serving").revision(), total);
+}
+
+/// While the leader reads its log again after a write it could not confirm, new requests
+/// wait in the admission queue, bounded by its wait, instead of waiting unboundedly behind
+/// the read.
+#[test]
+fn requests_while_the_leader_rereads_its_log_wait_at_most_the_queue_wait() {
+    let mut h = Harness::new(true);
+    h.serve();
+    h.mutate(1, "a");
+    let (call, _) = take_append(&mut h);
+    h.handle(NodeInput::Answer {
+        call,
+        answer: StoreAnswer::Written(Err(lake_core::StoreError::Io("lost".into()))),
+    });
+    assert!(matches!(
+        h.reply(1),
+        Some(Err(CommitError::OutcomeUnknown(_)))
+    ));
+    h.mutate(2, "b");
+    let mut waited = 0;
+    while h.reply(2).is_none() && waited <= NodeConfig::QUEUE_WAIT_MS {
+        // Every log read fails; lease renewals succeed.
+        for (call, op) in std::mem::take(&mut h.calls) {
+            let answer = match op {
+                StoreCall::ReadLog { .. } => {
+                    StoreAnswer::Log(Err(lake_core::StoreError::Io("throttled".into())))
+                }
+                other => other.run(&h.store),
+            };
+            h.handle(NodeInput::Answer { call, answer });
+        }
+        h.advance(500);
+        waited += 500;
+    }
+    match h.reply(2) {
+        Some(Err(CommitError::NotLeader { leader })) => {
+            assert!(leader.contains("reading its log"), "{leader}");
+        }
+        other => panic!("expected a bounded refusal, got {other:?}"),
+    }
+    assert!(
+        waited <= NodeConfig::QUEUE_WAIT_MS + 500,
+        "waited {waited} ms"
+    );
+}

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::Stream;
 use lake_core::commit::{Applied, Mutation, Reply, RequestId};
@@ -39,11 +39,20 @@ enum Command {
     Shutdown(oneshot::Sender<()>),
 }
 
-/// Milliseconds since the Unix epoch from the system clock.
+/// This process's clock for the node, in milliseconds since the Unix epoch: the system
+/// clock read once at the first call, advanced by the monotonic clock since. Lease timing
+/// must not jump when NTP steps the system clock (a step back would let a deposed leader
+/// believe it still leads); commit timestamps come from the same reading, so they follow
+/// the system clock as it was at start plus NTP's slewing, never its steps.
 fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    static START: std::sync::OnceLock<(Instant, i64)> = std::sync::OnceLock::new();
+    let (at, wall_ms) = START.get_or_init(|| {
+        let wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        (Instant::now(), wall)
+    });
+    wall_ms.saturating_add(i64::try_from(at.elapsed().as_millis()).unwrap_or(i64::MAX))
 }
 
 /// gRPC metadata key marking a call a follower forwarded to the leader (never forwarded
@@ -901,7 +910,10 @@ impl MetasrvRpc for Metasrv {
                         return;
                     }
                 }
-                let wait_ms = watch.next_deadline_ms().saturating_sub(now_ms()).max(0);
+                let wait_ms = watch
+                    .next_deadline_ms()
+                    .saturating_sub(now_ms())
+                    .clamp(0, 1_000);
                 let input = tokio::select! {
                     received = live.recv() => match received {
                         Ok(event) => WatchInput::Live(event),

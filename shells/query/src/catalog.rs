@@ -14,18 +14,19 @@ use tokio::task::AbortHandle;
 
 use crate::QueryError;
 
-/// The shell's clock ([`crate::ticket::now_ms`]) as the core machines take it.
+/// The follower's clock: milliseconds of the monotonic clock since the first call. Its
+/// timers (backoff, silence, grace, the cache's verification window) are all relative, and
+/// must not jump when NTP steps the system clock.
 fn now_ms() -> i64 {
-    i64::try_from(crate::ticket::now_ms()).unwrap_or(i64::MAX)
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let start = START.get_or_init(std::time::Instant::now);
+    i64::try_from(start.elapsed().as_millis()).unwrap_or(i64::MAX)
 }
 
 /// The follower and the tasks carrying out its outputs.
 struct State {
     follower: Follower,
     stream: Option<AbortHandle>,
-    /// Numbers the streams opened, so a dropped stream's last words are not taken for the
-    /// current one's.
-    generation: u64,
     fetch: Option<AbortHandle>,
 }
 
@@ -52,7 +53,6 @@ impl Catalog {
             state: Mutex::new(State {
                 follower,
                 stream: None,
-                generation: 0,
                 fetch: None,
             }),
             revision: watch::channel(revision).0,
@@ -118,47 +118,38 @@ impl Catalog {
         self.state().follower.cache().is_verified(now_ms())
     }
 
-    /// Feeds the follower and carries out what it asks.
+    /// Feeds the follower and carries out what it asks. (The follower ignores what a
+    /// dropped stream or fetch still says, by id.)
     fn feed(self: &Arc<Self>, input: FollowerInput) {
-        self.feed_from(None, input);
-    }
-
-    /// [`Self::feed`], from stream `generation` when given (dropped if that stream is no
-    /// longer the current one).
-    fn feed_from(self: &Arc<Self>, generation: Option<u64>, input: FollowerInput) {
         let mut state = self.state();
-        if generation.is_some_and(|g| g != state.generation) {
-            return;
-        }
         state.follower.handle(input, now_ms());
         while let Some(output) = state.follower.poll() {
             match output {
-                FollowerOutput::OpenStream { from_revision } => {
+                FollowerOutput::OpenStream {
+                    stream: id,
+                    from_revision,
+                } => {
                     if let Some(old) = state.stream.take() {
                         old.abort();
                     }
-                    state.generation += 1;
-                    let generation = state.generation;
-                    let task =
-                        tokio::spawn(stream(Arc::downgrade(self), generation, from_revision));
+                    let task = tokio::spawn(stream(Arc::downgrade(self), id, from_revision));
                     state.stream = Some(task.abort_handle());
                 }
                 FollowerOutput::CloseStream => {
-                    state.generation += 1;
                     if let Some(old) = state.stream.take() {
                         old.abort();
                     }
                 }
-                FollowerOutput::FetchSnapshot => {
+                FollowerOutput::FetchSnapshot { fetch } => {
                     if let Some(old) = state.fetch.take() {
                         old.abort();
                     }
                     let catalog = Arc::downgrade(self);
                     let metasrv = self.metasrv.clone();
                     let task = tokio::spawn(async move {
-                        let fetched = fetch_snapshot(&metasrv).await.map_err(|e| e.to_string());
+                        let result = fetch_snapshot(&metasrv).await.map_err(|e| e.to_string());
                         if let Some(c) = catalog.upgrade() {
-                            c.feed(FollowerInput::Fetched(fetched));
+                            c.feed(FollowerInput::Fetched { fetch, result });
                         }
                     });
                     state.fetch = Some(task.abort_handle());
@@ -205,27 +196,26 @@ async fn tick(catalog: std::sync::Weak<Catalog>) {
     }
 }
 
-/// Watch stream `generation` from `from`, fed to the follower until it ends.
-async fn stream(catalog: std::sync::Weak<Catalog>, generation: u64, from: u64) {
+/// Watch stream `id` from revision `from`, fed to the follower until it ends.
+async fn stream(catalog: std::sync::Weak<Catalog>, id: u64, from: u64) {
     let Some(metasrv) = catalog.upgrade().map(|c| c.metasrv.clone()) else {
         return;
     };
-    let feed = |input| {
-        catalog
-            .upgrade()
-            .map(|c| c.feed_from(Some(generation), input))
-            .is_some()
-    };
+    let feed = |input| catalog.upgrade().map(|c| c.feed(input)).is_some();
     let error = match metasrv.watch_items(from, true).await {
         Ok(items) => {
-            if !feed(FollowerInput::StreamOpened) {
+            if !feed(FollowerInput::StreamOpened { stream: id }) {
                 return;
             }
             let mut items = Box::pin(items);
             loop {
                 let input = match items.next().await {
-                    Some(Ok(Watched::Event(event))) => FollowerInput::StreamEvent(event),
-                    Some(Ok(Watched::Heartbeat { .. })) => FollowerInput::StreamHeartbeat,
+                    Some(Ok(Watched::Event(event))) => {
+                        FollowerInput::StreamEvent { stream: id, event }
+                    }
+                    Some(Ok(Watched::Heartbeat { .. })) => {
+                        FollowerInput::StreamHeartbeat { stream: id }
+                    }
                     Some(Err(e)) => break e.to_string(),
                     None => break "the server ended the stream".to_string(),
                 };
@@ -236,7 +226,7 @@ async fn stream(catalog: std::sync::Weak<Catalog>, generation: u64, from: u64) {
         }
         Err(e) => e.to_string(),
     };
-    feed(FollowerInput::StreamEnded { error });
+    feed(FollowerInput::StreamEnded { stream: id, error });
 }
 
 /// The whole registry: the change stream from revision 0, not followed, replayed.
