@@ -1,10 +1,11 @@
 //! Lake Metasrv: the registry and the commit coordinator behind a tonic gRPC service.
 //!
-//! [`Metasrv`] runs one node's [`lake_core::Election`] in a driver task and, while the node
-//! leads, one [`lake_core::Coordinator`], carrying out their outputs: lease reads and
-//! conditional lease writes, synced appends fenced by the leader's epoch to the durable
-//! [`EventStore`] ([`RocksStore`] in embedded mode), replies to callers, and the ordered
-//! change stream (`Watch`). [`MetasrvClient`] is what
+//! [`Metasrv`] drives one core [`lake_core::node::Node`] (the election, and while the node
+//! leads, the coordinator) in a driver task that decides nothing, carrying out its outputs:
+//! lease reads and conditional lease writes, synced appends fenced by the leader's epoch to
+//! the durable [`EventStore`] ([`RocksStore`] in embedded mode, [`DynamoStore`] in a
+//! cluster), replies to callers, and published events for the change stream (`Watch`, each
+//! subscriber a core [`lake_core::watch::Watch`]). [`MetasrvClient`] is what
 //! Query replicas use. The wire format is `proto/metasrv.proto`.
 
 pub mod bench;

@@ -1,6 +1,7 @@
-//! The Metasrv tokio shell: a driver task that runs the core election and, while this node
-//! leads, the core coordinator against an [`EventStore`]; and the tonic service that fronts
-//! it.
+//! The Metasrv tokio shell: a driver task that feeds the core [`Node`] requests, store
+//! answers and time and carries out its outputs against an [`EventStore`] (glue only: every
+//! decision is the node's); and the tonic service that fronts it, whose `Watch` streams
+//! are core [`Watch`] machines.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
