@@ -337,16 +337,7 @@ impl Follower {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::ChangeKind;
-
-    fn event(revision: u64) -> ChangeEvent {
-        ChangeEvent {
-            revision,
-            kind: ChangeKind::NamespaceCreated {
-                name: format!("ns{revision}"),
-            },
-        }
-    }
+    use crate::store::contract::event;
 
     fn drain(f: &mut Follower) -> Vec<FollowerOutput> {
         std::iter::from_fn(|| f.poll()).collect()

@@ -147,8 +147,12 @@ impl StoreCall {
 /// The store's answer to a [`StoreCall`].
 #[derive(Debug)]
 pub enum StoreAnswer {
+    /// The answer to [`StoreCall::ReadLease`]: the lease record, `None` if never written.
     Lease(Result<Option<Lease>, StoreError>),
+    /// The answer to [`StoreCall::WriteLease`] or [`StoreCall::Append`]; a failure's
+    /// [`StoreError::not_written`] tells a refusal from an unknown outcome.
     Written(Result<(), StoreError>),
+    /// The answer to [`StoreCall::ReadLog`]: the events after `after`, in order.
     Log(Result<Vec<ChangeEvent>, StoreError>),
 }
 

@@ -213,16 +213,7 @@ impl Watch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::ChangeKind;
-
-    fn event(revision: u64) -> ChangeEvent {
-        ChangeEvent {
-            revision,
-            kind: ChangeKind::NamespaceCreated {
-                name: format!("ns{revision}"),
-            },
-        }
-    }
+    use crate::store::contract::event;
 
     fn drain(watch: &mut Watch) -> Vec<WatchOutput> {
         std::iter::from_fn(|| watch.poll()).collect()
