@@ -78,6 +78,11 @@ pub enum FollowerInput {
     StreamHeartbeat { stream: u64 },
     /// Stream `stream` broke, ended or could not be opened.
     StreamEnded { stream: u64, error: String },
+    /// Stream `stream` ended because the log no longer holds the events after revision
+    /// `after` (where it started; they were removed after a checkpoint, see
+    /// [`crate::WatchOutput::Truncated`]): a snapshot is fetched at once (a new fetch, even
+    /// if one is out), and the stream reopens from the snapshot's revision.
+    StreamTruncated { stream: u64, after: u64 },
     /// The answer to fetch `fetch` ([`FollowerOutput::FetchSnapshot`]).
     Fetched {
         fetch: u64,
@@ -200,6 +205,18 @@ impl Follower {
                 if matches!(self.stream, Stream::Open { .. }) {
                     self.lost(error, now_ms);
                 }
+            }
+            FollowerInput::StreamTruncated { stream, after } if stream == self.stream_id => {
+                if matches!(self.stream, Stream::Open { .. }) {
+                    let error = format!(
+                        "the log no longer holds the events after revision {after} (removed after a checkpoint); loading a snapshot"
+                    );
+                    self.lost(error, now_ms);
+                }
+                // A new fetch even if one is out: that one may be long lost (a partition),
+                // and a stream opens at most once per backoff.
+                self.fetch();
+                self.fetch_again_ms = Some(now_ms.saturating_add(self.config.fetch_deadline_ms));
             }
             FollowerInput::Fetched { fetch, result } if fetch == self.fetch_id => match result {
                 Ok(registry) => {
@@ -560,5 +577,39 @@ mod tests {
         );
         f.handle(FollowerInput::Tick, 1_000);
         assert_eq!(drain(&mut f), [FollowerOutput::Advanced(1)]);
+    }
+
+    #[test]
+    fn a_stream_behind_the_truncated_log_fetches_a_snapshot_and_reopens_after_it() {
+        let mut f = follower();
+        let stream = opened(&drain(&mut f));
+        f.handle(FollowerInput::StreamOpened { stream }, 0);
+        f.handle(FollowerInput::StreamTruncated { stream, after: 0 }, 10);
+        let out = drain(&mut f);
+        let fetch = out
+            .iter()
+            .find_map(|o| match o {
+                FollowerOutput::FetchSnapshot { fetch } => Some(*fetch),
+                _ => None,
+            })
+            .expect("a snapshot is fetched at once, with no reader waiting");
+        let log: Vec<ChangeEvent> = (1..=50).map(event).collect();
+        let registry = Registry::from_log(&log).expect("replays");
+        f.handle(
+            FollowerInput::Fetched {
+                fetch,
+                result: Ok(registry),
+            },
+            20,
+        );
+        assert!(drain(&mut f).contains(&FollowerOutput::Advanced(50)));
+        let at = f.next_deadline_ms();
+        f.handle(FollowerInput::Tick, at);
+        match drain(&mut f).as_slice() {
+            [.., FollowerOutput::OpenStream { from_revision, .. }] => {
+                assert_eq!(*from_revision, 50, "the stream reopens after the snapshot");
+            }
+            other => panic!("expected OpenStream, got {other:?}"),
+        }
     }
 }

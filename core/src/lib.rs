@@ -28,8 +28,8 @@ pub use node::{
     StoreAnswer, StoreCall,
 };
 pub use registry::{
-    ChangeEvent, ChangeKind, Digest, GrantScope, ManifestRef, Privilege, Registry, TableId,
-    TableMeta, TableState, VersionRecord,
+    ChangeEvent, ChangeKind, Digest, GrantScope, ManifestRef, Privilege, Registry, RegistryParts,
+    TableId, TableMeta, TableState, VersionRecord,
 };
 pub use snapshot::{
     IcebergHistory, IcebergRefKind, IcebergSpec, TimeTravel, VersionSpec, resolve_iceberg,

@@ -4,9 +4,9 @@
 //! node decides.
 //!
 //! What it owns:
-//! * **Terms.** Each [`ElectionOutput::Elected`] opens a serving term: the log is read
-//!   whole ([`StoreCall::ReadLog`]) and replayed into a new [`Coordinator`] before anything
-//!   is served (reconciliation adopts what an earlier leader left with an unknown outcome).
+//! * **Terms.** Each [`ElectionOutput::Elected`] opens a serving term: the newest
+//!   checkpoint is read ([`StoreCall::ReadCheckpoint`]) and the log after it
+//!   ([`StoreCall::ReadLog`]) replayed into a new [`Coordinator`] before anything is served (reconciliation adopts what an earlier leader left with an unknown outcome).
 //!   A node can serve the same epoch twice (its lease lapsed, then a late renewal confirmed
 //!   it), and each coordinator numbers its writes from 1, so every store call belongs to the
 //!   term that issued it and an answer for an earlier term is dropped. (Found by the
@@ -19,12 +19,20 @@
 //! * **Fencing.** Every [`StoreCall::Append`] carries the [`Fence`] of the epoch it was
 //!   planned for; a write planned after this node's lease lapsed fails as not written
 //!   without reaching the store, and the step down follows.
-//! * **Store deadlines.** Every call carries `deadline_ms`; an answer that has not come by
+//! * **Store deadlines.** Every call carries `deadline_ms` (`store_deadline_ms` after it
+//!   was made; `checkpoint_deadline_ms` for checkpoint reads and writes); an answer that has not come by
 //!   then is taken as an unknown outcome (a write may still apply: the coordinator reads
 //!   the log again), and a late answer is ignored. A failed log read is retried after
 //!   `load_retry_ms` while the election still leads: nothing is served from a view that may
 //!   be stale, and giving up the term would leave the election leading a node that never
 //!   serves.
+//! * **Checkpoints.** Once `checkpoint_every` events were appended since the last
+//!   checkpoint, the leader writes one of its registry and truncates the log before it,
+//!   keeping the last `log_keep` events for watchers a little behind
+//!   ([`StoreCall::Checkpoint`], fenced like an append). One is in flight at a time; a
+//!   failed one is tried again after another `checkpoint_every` events. A log read that
+//!   finds its start truncated (a term of this node that outlived its answer truncated it)
+//!   starts the term over from the checkpoint.
 //! * **Resigning.** [`NodeInput::Resign`] steps down, refuses what waits, writes the
 //!   released lease and reports [`NodeOutput::Stopped`] once that write is answered (or
 //!   its deadline passed).
@@ -62,6 +70,15 @@ pub struct NodeConfig {
     pub load_retry_ms: i64,
     /// How long a store call may take before its outcome counts as unknown, in ms.
     pub store_deadline_ms: i64,
+    /// Events appended after the last checkpoint that make the leader write the next one
+    /// (at least 1).
+    pub checkpoint_every: u64,
+    /// Events before a checkpoint's revision the truncation keeps, so that a watcher that
+    /// far behind still catches up from the log (at least 1).
+    pub log_keep: u64,
+    /// How long a checkpoint read or write may take before its outcome counts as unknown,
+    /// in ms: these move the whole registry.
+    pub checkpoint_deadline_ms: i64,
 }
 
 impl NodeConfig {
@@ -78,6 +95,16 @@ impl NodeConfig {
     /// Most events one log read returns: a node reads its log in pages, each with its own
     /// deadline, so a long log is read however long it takes as a whole.
     pub const LOG_PAGE: usize = 4096;
+    /// A checkpoint every 10,000 events: start-up and a replica's resync replay at most
+    /// that many events after the checkpoint (plus [`Self::LOG_KEEP`] stay in the log).
+    pub const CHECKPOINT_EVERY: u64 = 10_000;
+    /// 10,000 events stay before a checkpoint: at a commit a second per table on 100
+    /// tables, a replica away for 100 s still catches up from the log.
+    pub const LOG_KEEP: u64 = 10_000;
+    /// A checkpoint read or write may take a minute: a registry of 10,000 tables × 100
+    /// versions encodes to about 80 MB, which DynamoDB moves in 350 KB items in seconds.
+    /// (A lost answer stalls a reconciling node this long, so it is not longer.)
+    pub const CHECKPOINT_DEADLINE_MS: i64 = 60_000;
 
     /// The settings Lake runs `election` with over a store whose appends fit `store`
     /// ([`crate::EventStore::append_limits`]): the constants above. The shell and the
@@ -92,6 +119,9 @@ impl NodeConfig {
             queue_wait_ms: Self::QUEUE_WAIT_MS,
             load_retry_ms: Self::LOAD_RETRY_MS,
             store_deadline_ms: Self::STORE_DEADLINE_MS,
+            checkpoint_every: Self::CHECKPOINT_EVERY,
+            log_keep: Self::LOG_KEEP,
+            checkpoint_deadline_ms: Self::CHECKPOINT_DEADLINE_MS,
         }
     }
 }
@@ -123,6 +153,16 @@ pub enum StoreCall {
     },
     /// [`crate::EventStore::read_after`]; answer [`StoreAnswer::Log`].
     ReadLog { after: u64, limit: usize },
+    /// [`crate::EventStore::read_checkpoint`]; answer [`StoreAnswer::Checkpoint`].
+    ReadCheckpoint,
+    /// [`crate::EventStore::write_checkpoint`] of `registry`, then (when `through` > 0)
+    /// [`crate::EventStore::truncate`] through `through` under `fence`; answer
+    /// [`StoreAnswer::Written`].
+    Checkpoint {
+        fence: Fence,
+        registry: Registry,
+        through: u64,
+    },
 }
 
 impl StoreCall {
@@ -140,6 +180,18 @@ impl StoreCall {
                 events,
             } => StoreAnswer::Written(store.append(&fence, base_revision, &events)),
             Self::ReadLog { after, limit } => StoreAnswer::Log(store.read_after(after, limit)),
+            Self::ReadCheckpoint => StoreAnswer::Checkpoint(store.read_checkpoint()),
+            Self::Checkpoint {
+                fence,
+                registry,
+                through,
+            } => StoreAnswer::Written(store.write_checkpoint(&registry).and_then(|()| {
+                if through == 0 {
+                    Ok(())
+                } else {
+                    store.truncate(&fence, through)
+                }
+            })),
         }
     }
 }
@@ -149,11 +201,14 @@ impl StoreCall {
 pub enum StoreAnswer {
     /// The answer to [`StoreCall::ReadLease`]: the lease record, `None` if never written.
     Lease(Result<Option<Lease>, StoreError>),
-    /// The answer to [`StoreCall::WriteLease`] or [`StoreCall::Append`]; a failure's
+    /// The answer to [`StoreCall::WriteLease`], [`StoreCall::Append`] or
+    /// [`StoreCall::Checkpoint`]; a failure's
     /// [`StoreError::not_written`] tells a refusal from an unknown outcome.
     Written(Result<(), StoreError>),
     /// The answer to [`StoreCall::ReadLog`]: the events after `after`, in order.
     Log(Result<Vec<ChangeEvent>, StoreError>),
+    /// The answer to [`StoreCall::ReadCheckpoint`]: the newest checkpoint, if any.
+    Checkpoint(Result<Option<Registry>, StoreError>),
 }
 
 /// Inputs of a [`Node`].
@@ -184,6 +239,8 @@ pub enum NodeEvent {
     StoreFailed { what: &'static str, error: String },
     /// The released lease was written (or the write failed: `released` false).
     Released { released: bool },
+    /// A checkpoint at `revision` was written and the log truncated through `through`.
+    Checkpointed { revision: u64, through: u64 },
 }
 
 /// Outputs of a [`Node`]; see the module docs.
@@ -258,6 +315,23 @@ enum Purpose {
         reconcile: bool,
         after: u64,
     },
+    ReadCheckpoint {
+        term: u64,
+    },
+    Checkpoint {
+        term: u64,
+        revision: u64,
+        through: u64,
+    },
+}
+
+/// What a term reads again after a failed read.
+#[derive(Clone, Copy, Debug)]
+enum Reread {
+    /// The checkpoint (reconciliation starts over).
+    Checkpoint,
+    /// The log after `after`, to reconcile or for the coordinator.
+    Log { reconcile: bool, after: u64 },
 }
 
 /// The serving term: from [`ElectionOutput::Elected`] to the step down.
@@ -271,10 +345,14 @@ struct Term {
     replayed: Registry,
     /// Mutations handed to the coordinator and not answered yet.
     waiting: BTreeSet<RequestId>,
-    /// When to read the log again after a failed read: `(at_ms, reconcile, after)`.
-    retry: Option<(i64, bool, u64)>,
+    /// When to read again after a failed read, and what.
+    retry: Option<(i64, Reread)>,
     /// The last revision published in this term.
     published: u64,
+    /// A checkpoint is due once the registry reaches this revision.
+    checkpoint_due: u64,
+    /// A checkpoint call is in flight.
+    checkpointing: bool,
 }
 
 /// A Metasrv node. See the module docs for the calling contract.
@@ -307,6 +385,12 @@ impl Node {
             return Err(format!(
                 "group commit limits must be at least 1: {:?}",
                 config.limits
+            ));
+        }
+        if config.checkpoint_every == 0 || config.log_keep == 0 {
+            return Err(format!(
+                "checkpoint_every ({}) and log_keep ({}) must be at least 1",
+                config.checkpoint_every, config.log_keep
             ));
         }
         let election = Election::new(config.election.clone())?;
@@ -377,7 +461,7 @@ impl Node {
         if let Some((since, _, _)) = self.queue.front() {
             next = next.min(since.saturating_add(self.config.queue_wait_ms));
         }
-        if let Some((at, _, _)) = self.term.as_ref().and_then(|t| t.retry) {
+        if let Some((at, _)) = self.term.as_ref().and_then(|t| t.retry) {
             next = next.min(at);
         }
         for (_, deadline) in self.calls.values() {
@@ -416,18 +500,15 @@ impl Node {
             .collect();
         for (call, purpose) in expired {
             self.calls.remove(&call);
-            let error = || {
-                StoreError::Io(format!(
-                    "no answer within {} ms",
-                    self.config.store_deadline_ms
-                ))
-            };
+            let error = || StoreError::Io("no answer before the call's deadline".into());
             let answer = match purpose {
                 Purpose::ReadLease => StoreAnswer::Lease(Err(error())),
                 Purpose::Load { .. } => StoreAnswer::Log(Err(error())),
-                Purpose::WriteLease { .. } | Purpose::Release | Purpose::Append { .. } => {
-                    StoreAnswer::Written(Err(error()))
-                }
+                Purpose::ReadCheckpoint { .. } => StoreAnswer::Checkpoint(Err(error())),
+                Purpose::WriteLease { .. }
+                | Purpose::Release
+                | Purpose::Append { .. }
+                | Purpose::Checkpoint { .. } => StoreAnswer::Written(Err(error())),
             };
             self.answer(purpose, answer, now_ms);
         }
@@ -436,12 +517,19 @@ impl Node {
         }
         self.elect(ElectionInput::Tick, now_ms);
         if let Some(term) = &mut self.term
-            && let Some((at, reconcile, after)) = term.retry
+            && let Some((at, reread)) = term.retry
             && now_ms >= at
         {
             term.retry = None;
             let id = term.id;
-            self.load(id, reconcile, after, now_ms);
+            match reread {
+                Reread::Checkpoint => self.call(
+                    Purpose::ReadCheckpoint { term: id },
+                    StoreCall::ReadCheckpoint,
+                    now_ms,
+                ),
+                Reread::Log { reconcile, after } => self.load(id, reconcile, after, now_ms),
+            }
         }
         self.admit(now_ms);
     }
@@ -449,7 +537,13 @@ impl Node {
     fn call(&mut self, purpose: Purpose, op: StoreCall, now_ms: i64) {
         let call = self.next_call;
         self.next_call += 1;
-        let deadline_ms = now_ms.saturating_add(self.config.store_deadline_ms);
+        let allowed = match op {
+            StoreCall::ReadCheckpoint | StoreCall::Checkpoint { .. } => {
+                self.config.checkpoint_deadline_ms
+            }
+            _ => self.config.store_deadline_ms,
+        };
+        let deadline_ms = now_ms.saturating_add(allowed);
         self.calls.insert(call, (purpose, deadline_ms));
         self.outputs.push_back(NodeOutput::Call {
             call,
@@ -497,19 +591,7 @@ impl Node {
                 }
                 ElectionOutput::Elected { epoch } => {
                     self.event(NodeEvent::Elected { epoch });
-                    self.step_down();
-                    self.terms += 1;
-                    let id = self.terms;
-                    self.term = Some(Term {
-                        epoch,
-                        id,
-                        coordinator: None,
-                        replayed: Registry::new(),
-                        waiting: BTreeSet::new(),
-                        retry: None,
-                        published: 0,
-                    });
-                    self.load(id, true, 0, now_ms);
+                    self.open_term(epoch, now_ms);
                 }
                 ElectionOutput::SteppedDown { epoch } => {
                     self.event(NodeEvent::SteppedDown { epoch });
@@ -517,6 +599,30 @@ impl Node {
                 }
             }
         }
+    }
+
+    /// Opens a serving term of `epoch` (leaving the current one): reconciliation starts
+    /// with the checkpoint.
+    fn open_term(&mut self, epoch: u64, now_ms: i64) {
+        self.step_down();
+        self.terms += 1;
+        let id = self.terms;
+        self.term = Some(Term {
+            epoch,
+            id,
+            coordinator: None,
+            replayed: Registry::new(),
+            waiting: BTreeSet::new(),
+            retry: None,
+            published: 0,
+            checkpoint_due: u64::MAX,
+            checkpointing: false,
+        });
+        self.call(
+            Purpose::ReadCheckpoint { term: id },
+            StoreCall::ReadCheckpoint,
+            now_ms,
+        );
     }
 
     /// Leaves the serving term: callers waiting on a write hear "outcome unknown".
@@ -678,6 +784,37 @@ impl Node {
                 self.call(purpose, op, now_ms);
             }
         }
+        self.checkpoint_if_due(fence, now_ms);
+    }
+
+    /// Writes a checkpoint of the serving registry when one is due (see the module docs).
+    fn checkpoint_if_due(&mut self, fence: Option<Fence>, now_ms: i64) {
+        let Some(term) = &mut self.term else {
+            return;
+        };
+        let Some(coordinator) = &term.coordinator else {
+            return;
+        };
+        let Some(fence) = fence.filter(|f| f.epoch == term.epoch) else {
+            return;
+        };
+        let revision = coordinator.registry().revision();
+        if term.checkpointing || revision < term.checkpoint_due {
+            return;
+        }
+        term.checkpointing = true;
+        let through = revision.saturating_sub(self.config.log_keep);
+        let purpose = Purpose::Checkpoint {
+            term: term.id,
+            revision,
+            through,
+        };
+        let op = StoreCall::Checkpoint {
+            fence,
+            registry: coordinator.registry().clone(),
+            through,
+        };
+        self.call(purpose, op, now_ms);
     }
 
     /// Reads the log after `after` for term `term`: all of it to reconcile after an
@@ -756,6 +893,32 @@ impl Node {
                     self.loaded(reconcile, after, result, now_ms);
                 }
             }
+            (Purpose::ReadCheckpoint { term }, StoreAnswer::Checkpoint(result)) => {
+                if self.serves(term) {
+                    self.checkpoint_read(result, now_ms);
+                }
+            }
+            (
+                Purpose::Checkpoint {
+                    term,
+                    revision,
+                    through,
+                },
+                StoreAnswer::Written(result),
+            ) => {
+                let every = self.config.checkpoint_every;
+                let Some(t) = self.term.as_mut().filter(|t| t.id == term) else {
+                    return;
+                };
+                t.checkpointing = false;
+                t.checkpoint_due = revision.saturating_add(every);
+                match result {
+                    Ok(()) => self.event(NodeEvent::Checkpointed { revision, through }),
+                    Err(error) => self.failed("writing a checkpoint", &error),
+                }
+                let fence = self.election.fence(now_ms);
+                self.checkpoint_if_due(fence, now_ms);
+            }
             (purpose, answer) => {
                 debug_assert!(false, "{answer:?} does not answer {purpose:?}");
             }
@@ -778,13 +941,21 @@ impl Node {
     ) {
         let events = match result {
             Ok(events) => events,
+            // The log starts after what this term needs: start the term over from the
+            // checkpoint that covers it.
+            Err(error @ StoreError::Truncated { .. }) => {
+                self.failed("reading the log", &error);
+                if let Some(epoch) = self.term.as_ref().map(|t| t.epoch) {
+                    self.open_term(epoch, now_ms);
+                }
+                return;
+            }
             Err(error) => {
                 self.failed("reading the log", &error);
                 if let Some(term) = &mut self.term {
                     term.retry = Some((
                         now_ms.saturating_add(self.config.load_retry_ms),
-                        reconcile,
-                        after,
+                        Reread::Log { reconcile, after },
                     ));
                 }
                 return;
@@ -816,11 +987,37 @@ impl Node {
         let revision = registry.revision();
         debug_assert!(term.coordinator.is_none(), "a term reconciles once");
         term.published = revision;
+        term.checkpoint_due = term
+            .checkpoint_due
+            .saturating_add(self.config.checkpoint_every);
         term.coordinator = Some(Coordinator::with_limits(registry, self.config.limits));
         self.revision = revision;
         let epoch = term.epoch;
         self.event(NodeEvent::Serving { epoch, revision });
         self.admit(now_ms);
+    }
+
+    /// The checkpoint a reconciling term starts from: the log is read after it.
+    fn checkpoint_read(&mut self, result: Result<Option<Registry>, StoreError>, now_ms: i64) {
+        let Some(term) = &mut self.term else {
+            return;
+        };
+        match result {
+            Ok(checkpoint) => {
+                term.replayed = checkpoint.unwrap_or_else(Registry::new);
+                let (id, after) = (term.id, term.replayed.revision());
+                // Counted from the checkpoint: `loaded` adds `checkpoint_every`.
+                term.checkpoint_due = after;
+                self.load(id, true, after, now_ms);
+            }
+            Err(error) => {
+                term.retry = Some((
+                    now_ms.saturating_add(self.config.load_retry_ms),
+                    Reread::Checkpoint,
+                ));
+                self.failed("reading the checkpoint", &error);
+            }
+        }
     }
 
     fn resign(&mut self, now_ms: i64) {

@@ -430,6 +430,22 @@ impl ChangeEvent {
     }
 }
 
+/// A registry taken apart into what a checkpoint stores ([`Registry::to_parts`],
+/// [`Registry::from_parts`]): everything else (name index, operation ids) is derived.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RegistryParts {
+    /// Revision of the last event the registry holds.
+    pub revision: u64,
+    /// Id the next created table gets.
+    pub next_table_id: TableId,
+    /// Namespaces with the revision that created each.
+    pub namespaces: Vec<(String, u64)>,
+    /// Tables with their committed versions (oldest first).
+    pub tables: Vec<(TableMeta, Vec<VersionRecord>)>,
+    /// Grants as (principal, scope, privilege).
+    pub grants: Vec<(String, GrantScope, Privilege)>,
+}
+
 /// The registry state at one revision.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Registry {
@@ -463,6 +479,13 @@ impl Registry {
     /// Namespace names, sorted.
     pub fn namespaces(&self) -> impl Iterator<Item = &str> {
         self.namespaces.keys().map(String::as_str)
+    }
+
+    /// Namespace names with the revision that created each, sorted by name.
+    pub fn namespace_entries(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.namespaces
+            .iter()
+            .map(|(name, revision)| (name.as_str(), *revision))
     }
 
     /// Whether `name` is a namespace.
@@ -531,6 +554,111 @@ impl Registry {
         self.grants
             .iter()
             .map(|((principal, scope), privilege)| (principal.as_str(), scope, *privilege))
+    }
+
+    /// The parts a checkpoint stores (see [`RegistryParts`]); tables by id, namespaces and
+    /// grants sorted.
+    pub fn to_parts(&self) -> RegistryParts {
+        RegistryParts {
+            revision: self.revision,
+            next_table_id: self.next_table_id,
+            namespaces: self
+                .namespace_entries()
+                .map(|(name, revision)| (name.to_string(), revision))
+                .collect(),
+            tables: self
+                .tables
+                .values()
+                .map(|t| (t.meta.clone(), t.versions.clone()))
+                .collect(),
+            grants: self
+                .grants()
+                .map(|(principal, scope, privilege)| {
+                    (principal.to_string(), scope.clone(), privilege)
+                })
+                .collect(),
+        }
+    }
+
+    /// The registry `parts` describe (a checkpoint read back), checked as replaying would
+    /// check it (names are not checked again: they were when created): names unique, every table in an existing namespace with an id
+    /// below `next_table_id`, versions 1, 2, 3, … without gaps committed at or before
+    /// `revision`, grants on existing scopes.
+    ///
+    /// # Errors
+    /// [`RegistryError::Inconsistent`] (at `parts.revision`) naming the first part that
+    /// does not fit.
+    pub fn from_parts(parts: RegistryParts) -> Result<Self, RegistryError> {
+        let revision = parts.revision;
+        let inconsistent = |what: String| RegistryError::Inconsistent { revision, what };
+        let mut registry = Self {
+            revision,
+            next_table_id: parts.next_table_id,
+            ..Self::default()
+        };
+        for (name, created) in parts.namespaces {
+            if created > revision {
+                return Err(inconsistent(format!(
+                    "namespace {:?} (created at {created}) is not valid",
+                    shorten(&name)
+                )));
+            }
+            if registry.namespaces.insert(name.clone(), created).is_some() {
+                return Err(inconsistent(format!("namespace {name} appears twice")));
+            }
+        }
+        for (meta, versions) in parts.tables {
+            let key = (meta.namespace.clone(), meta.name.clone());
+            if meta.id >= registry.next_table_id
+                || !registry.namespaces.contains_key(&meta.namespace)
+                || meta.created_revision > revision
+                || registry.names.contains_key(&key)
+                || registry.tables.contains_key(&meta.id)
+            {
+                return Err(inconsistent(format!(
+                    "table {:?}.{:?} (id {}) does not fit the checkpoint",
+                    shorten(&meta.namespace),
+                    shorten(&meta.name),
+                    meta.id
+                )));
+            }
+            let mut operations = BTreeMap::new();
+            for (index, record) in versions.iter().enumerate() {
+                if record.version != index as u64 + 1 || record.revision > revision {
+                    return Err(inconsistent(format!(
+                        "table id {}: version {} at revision {} is out of order",
+                        meta.id, record.version, record.revision
+                    )));
+                }
+                if let (Some(op), Some(digest)) = (&record.operation_id, &record.digest) {
+                    operations.insert(op.clone(), (*digest, record.version));
+                }
+            }
+            registry.names.insert(key, meta.id);
+            registry.tables.insert(
+                meta.id,
+                Arc::new(TableState {
+                    meta,
+                    versions,
+                    operations,
+                }),
+            );
+        }
+        for (principal, scope, privilege) in parts.grants {
+            let exists = match &scope {
+                GrantScope::Lake | GrantScope::Iceberg => true,
+                GrantScope::Namespace(ns) => registry.namespaces.contains_key(ns),
+                GrantScope::Table { namespace, name } => registry.table(namespace, name).is_some(),
+            };
+            if !exists {
+                return Err(inconsistent(format!(
+                    "grant of {:?} on {scope} does not fit the checkpoint",
+                    shorten(&principal)
+                )));
+            }
+            registry.grants.insert((principal, scope), privilege);
+        }
+        Ok(registry)
     }
 
     /// Applies `events` in order, each at the next revision: the one way a log (read from

@@ -9,6 +9,15 @@
 //! [`crate::election`] competes for; every append is conditioned on it still naming the
 //! appending leader ([`Fence`]), atomically with the revision check.
 //!
+//! The log is bounded by **checkpoints**: the leader writes the registry at a revision
+//! ([`EventStore::write_checkpoint`]) and then removes the events it covers, keeping a tail
+//! for watchers a little behind ([`EventStore::truncate`]). Loading is the newest
+//! checkpoint plus the events after it ([`EventStore::load`]); a reader asking for events
+//! the store no longer holds gets [`StoreError::Truncated`] and loads the checkpoint
+//! instead. A store writes a checkpoint so that a crash at any point leaves the previous
+//! checkpoint or the new one readable, and truncates only events a stored checkpoint
+//! covers, so a crash never leaves the log without its start.
+//!
 //! The calls block (a store round trip): shells run them off their async workers.
 
 use crate::{ChangeEvent, Fence, Lease, Registry};
@@ -33,6 +42,13 @@ pub enum StoreError {
     /// A stored record does not decode or does not replay.
     #[error("store is corrupt at revision {revision}: {message}")]
     Corrupt { revision: u64, message: String },
+    /// The events after `after` start before what the log still holds: the events through
+    /// revision `through` were removed after a checkpoint covered them. Load the checkpoint
+    /// ([`EventStore::load`]) instead of replaying from `after`.
+    #[error(
+        "the log no longer holds the events after revision {after}: a checkpoint covers revisions through {through} and they were removed; load the checkpoint"
+    )]
+    Truncated { after: u64, through: u64 },
 }
 
 impl StoreError {
@@ -81,6 +97,42 @@ impl AppendLimits {
     }
 }
 
+/// Checks a page of events that a store read for `read_after(after, ..)`: it must follow
+/// `after` without gaps. A page that does not is explained by truncation (the events were
+/// removed after a checkpoint: [`StoreError::Truncated`], with `truncated_through` asked
+/// only then, so a store reads its marker only when a page shows a hole) or is damage
+/// ([`StoreError::Corrupt`]). Every store runs its pages through this, so all of them
+/// answer a reader that fell behind the log's start the same way.
+///
+/// # Errors
+/// As above, or `truncated_through`'s own error.
+pub fn check_page(
+    after: u64,
+    events: &[ChangeEvent],
+    truncated_through: impl FnOnce() -> Result<u64, StoreError>,
+) -> Result<(), StoreError> {
+    // An empty page needs no check: truncation keeps the last event (see
+    // [`EventStore::truncate`]), so a reader behind the log's start always gets a page.
+    let hole = events
+        .iter()
+        .zip(after.saturating_add(1)..)
+        .find(|(event, expected)| event.revision != *expected);
+    let Some((event, expected)) = hole else {
+        return Ok(());
+    };
+    let through = truncated_through()?;
+    if after < through {
+        return Err(StoreError::Truncated { after, through });
+    }
+    Err(StoreError::Corrupt {
+        revision: expected,
+        message: format!(
+            "the log holds revision {} where {expected} belongs (nothing after {through} was truncated)",
+            event.revision
+        ),
+    })
+}
+
 /// A durable, append-only event log with a conditional append.
 pub trait EventStore: Send + Sync + 'static {
     /// Appends `events` (revisions `base_revision + 1 ..`) atomically and durably, if and
@@ -110,10 +162,12 @@ pub trait EventStore: Send + Sync + 'static {
     /// [`StoreError::ConditionFailed`] (nothing written) or [`StoreError::Io`] (unknown).
     fn write_lease(&self, expected: Option<&Lease>, lease: &Lease) -> Result<(), StoreError>;
 
-    /// Up to `limit` events with revision > `after`, in order.
+    /// Up to `limit` events with revision > `after`, in order and without gaps (checked
+    /// with [`check_page`]).
     ///
     /// # Errors
-    /// [`StoreError::Io`] or [`StoreError::Corrupt`].
+    /// [`StoreError::Truncated`] when events after `after` were removed
+    /// ([`Self::truncate`]); [`StoreError::Io`] or [`StoreError::Corrupt`].
     fn read_after(&self, after: u64, limit: usize) -> Result<Vec<ChangeEvent>, StoreError>;
 
     /// Revision of the last event (0 for an empty log).
@@ -128,21 +182,68 @@ pub trait EventStore: Send + Sync + 'static {
         AppendLimits::UNBOUNDED
     }
 
-    /// The registry at the log's last revision.
+    /// Writes `registry` durably as the store's checkpoint at `registry.revision()`, unless
+    /// the stored checkpoint is at that revision or later (then nothing changes: a
+    /// checkpoint at a revision is the same registry whoever writes it, since every node
+    /// replays the same log). A crash at any point leaves the previous checkpoint or this
+    /// one readable, never a mix. Not fenced: only [`Self::truncate`] removes anything.
     ///
     /// # Errors
-    /// [`StoreError::Corrupt`] if the log does not replay.
+    /// [`StoreError::Io`] (outcome unknown) or [`StoreError::Refused`].
+    fn write_checkpoint(&self, registry: &Registry) -> Result<(), StoreError>;
+
+    /// The newest checkpoint, `None` when none was written.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`]; [`StoreError::Corrupt`] when it does not decode or its checksum
+    /// does not match.
+    fn read_checkpoint(&self) -> Result<Option<Registry>, StoreError>;
+
+    /// Removes the events with revision ≤ `through`, if the lease still admits `fence`, the
+    /// stored checkpoint covers them (its revision ≥ `through`) and the log holds a later
+    /// event (the last event always stays, so a reader behind the log's start always reads
+    /// a page that shows it, see [`check_page`]). Readers asking for them from then on get
+    /// [`StoreError::Truncated`]. Asking for less than what is already removed changes
+    /// nothing.
+    ///
+    /// # Errors
+    /// [`StoreError::ConditionFailed`] (fenced off), [`StoreError::Refused`] (no checkpoint
+    /// covers `through`, or `through` is the last revision), [`StoreError::Io`].
+    fn truncate(&self, fence: &Fence, through: u64) -> Result<(), StoreError>;
+
+    /// The highest revision removed by [`Self::truncate`] (0 when none was).
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] or [`StoreError::Corrupt`].
+    fn truncated_through(&self) -> Result<u64, StoreError>;
+
+    /// The registry at the log's last revision: the newest checkpoint (or the empty
+    /// registry) with the events after it replayed. A truncation racing the load (a newer
+    /// checkpoint written and the events after the one read removed) makes it start over,
+    /// up to three times.
+    ///
+    /// # Errors
+    /// [`StoreError::Corrupt`] if the log does not replay; [`StoreError::Truncated`] if
+    /// truncation outran three attempts; the reads' errors.
     fn load(&self) -> Result<Registry, StoreError> {
-        let mut registry = Registry::new();
-        loop {
-            let events = self.read_after(registry.revision(), 4096)?;
-            if events.is_empty() {
-                return Ok(registry);
+        let mut attempts = 0;
+        'attempt: loop {
+            attempts += 1;
+            let mut registry = self.read_checkpoint()?.unwrap_or_else(Registry::new);
+            loop {
+                let events = match self.read_after(registry.revision(), 4096) {
+                    Ok(events) => events,
+                    Err(StoreError::Truncated { .. }) if attempts < 3 => continue 'attempt,
+                    Err(error) => return Err(error),
+                };
+                if events.is_empty() {
+                    return Ok(registry);
+                }
+                registry.replay(&events).map_err(|e| StoreError::Corrupt {
+                    revision: registry.revision() + 1,
+                    message: e.to_string(),
+                })?;
             }
-            registry.replay(&events).map_err(|e| StoreError::Corrupt {
-                revision: registry.revision() + 1,
-                message: e.to_string(),
-            })?;
         }
     }
 }
@@ -153,7 +254,7 @@ pub trait EventStore: Send + Sync + 'static {
 /// It panics at the first broken promise, naming it.
 pub mod contract {
     use super::{EventStore, StoreError};
-    use crate::{ChangeEvent, ChangeKind, Lease};
+    use crate::{ChangeEvent, ChangeKind, Lease, Registry};
 
     /// A lease of `holder` (address `holder:7000`).
     pub fn lease(epoch: u64, holder: &str, renewal: u64) -> Lease {
@@ -173,6 +274,47 @@ pub mod contract {
                 name: format!("n{revision}"),
             },
         }
+    }
+
+    /// Event `revision` of a fleet-scale log of `tables` tables (for benchmarks and memory
+    /// bounds): revision 1 creates namespace `ns`, the next `tables` create tables `t1`…
+    /// (ids 1…, a 200-byte schema), and every later one commits the next version of the
+    /// tables in turn, each with an operation id and digest as an append has.
+    pub fn fleet_event(tables: u64, revision: u64) -> ChangeEvent {
+        let tables = tables.max(1);
+        let kind = if revision <= 1 {
+            ChangeKind::NamespaceCreated { name: "ns".into() }
+        } else if revision <= 1 + tables {
+            let id = revision - 1;
+            ChangeKind::TableCreated {
+                meta: crate::TableMeta {
+                    id,
+                    namespace: "ns".into(),
+                    name: format!("t{id}"),
+                    schema_ipc: vec![0; 200],
+                    location: format!("tables/{id}-1700000000000.lance"),
+                    created_revision: revision,
+                },
+            }
+        } else {
+            let n = revision - 2 - tables;
+            let (table_id, version) = (n % tables + 1, n / tables + 1);
+            ChangeKind::VersionCommitted {
+                table_id,
+                record: crate::VersionRecord {
+                    version,
+                    manifest: crate::ManifestRef {
+                        path: format!("_versions/{version}.manifest"),
+                        size_bytes: 4_000,
+                    },
+                    committed_at_ms: 1_700_000_000_000 + i64::try_from(revision).unwrap_or(0),
+                    revision,
+                    operation_id: Some(format!("ingest-{table_id}-{version}")),
+                    digest: Some([7; 32]),
+                },
+            }
+        };
+        ChangeEvent { revision, kind }
     }
 
     /// Runs the contract on `store`, which must be empty.
@@ -248,11 +390,103 @@ pub mod contract {
         store
             .write_lease(Some(&lease(2, "b", 0)), &released)
             .expect("release");
-        assert_eq!(store.read_lease().expect("read"), Some(released));
+        assert_eq!(store.read_lease().expect("read"), Some(released.clone()));
         let err = store
             .append(&lease(2, "b", 0).fence(), 3, &[event(4)])
             .expect_err("released");
         assert!(matches!(err, StoreError::ConditionFailed(_)), "{err}");
         assert_eq!(store.load().expect("load").revision(), 3);
+        checkpoints(store, &released);
+    }
+
+    /// Checkpoints and truncation, on the store [`check`] left at revision 3 with the lease
+    /// `released`.
+    fn checkpoints(store: &dyn EventStore, released: &Lease) {
+        assert_eq!(store.read_checkpoint().expect("read"), None);
+        assert_eq!(store.truncated_through().expect("through"), 0);
+        store
+            .write_lease(Some(released), &lease(3, "c", 0))
+            .expect("c leads");
+        let c = lease(3, "c", 0).fence();
+        let later: Vec<ChangeEvent> = (4..=12).map(event).collect();
+        store.append(&c, 3, &later).expect("append");
+        let mut all = store.read_after(0, 100).expect("read");
+        let at = |all: &[ChangeEvent], revision: usize| {
+            Registry::from_log(&all[..revision]).expect("the log replays")
+        };
+        let revisions =
+            |events: Vec<ChangeEvent>| -> Vec<u64> { events.iter().map(|e| e.revision).collect() };
+
+        // Nothing is removed that no checkpoint covers.
+        let err = store.truncate(&c, 2).expect_err("no checkpoint yet");
+        assert!(matches!(err, StoreError::Refused(_)), "{err}");
+        store
+            .write_checkpoint(&at(&all, 8))
+            .expect("checkpoint at 8");
+        assert_eq!(store.read_checkpoint().expect("read"), Some(at(&all, 8)));
+        store
+            .write_checkpoint(&at(&all, 5))
+            .expect("an older checkpoint is a no-op");
+        assert_eq!(
+            store.read_checkpoint().expect("read"),
+            Some(at(&all, 8)),
+            "an older checkpoint never replaces a newer one"
+        );
+        let err = store.truncate(&c, 9).expect_err("beyond the checkpoint");
+        assert!(matches!(err, StoreError::Refused(_)), "{err}");
+        let err = store
+            .truncate(&lease(2, "b", 0).fence(), 6)
+            .expect_err("a deposed leader");
+        assert!(matches!(err, StoreError::ConditionFailed(_)), "{err}");
+
+        store.truncate(&c, 6).expect("truncate through 6");
+        assert_eq!(store.truncated_through().expect("through"), 6);
+        store.truncate(&c, 4).expect("less than removed is a no-op");
+        assert_eq!(store.truncated_through().expect("through"), 6);
+        for after in [0, 3, 5] {
+            let err = store.read_after(after, 100).expect_err("truncated");
+            assert!(
+                matches!(err, StoreError::Truncated { after: a, through: 6 } if a == after),
+                "{err}"
+            );
+        }
+        assert_eq!(
+            revisions(store.read_after(6, 100).expect("tail")),
+            (7..=12).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            revisions(store.read_after(9, 2).expect("tail")),
+            vec![10, 11]
+        );
+        assert_eq!(store.revision().expect("revision"), 12);
+        assert_eq!(store.load().expect("load"), at(&all, 12));
+
+        // The last event always stays; appends go on after truncation.
+        store
+            .write_checkpoint(&at(&all, 12))
+            .expect("checkpoint at 12");
+        let err = store.truncate(&c, 12).expect_err("the last event stays");
+        assert!(matches!(err, StoreError::Refused(_)), "{err}");
+        store.truncate(&c, 11).expect("truncate through 11");
+        assert_eq!(
+            revisions(store.read_after(11, 100).expect("tail")),
+            vec![12]
+        );
+        assert!(store.read_after(12, 100).expect("caught up").is_empty());
+        store
+            .append(&c, 12, &[event(13)])
+            .expect("append after truncation");
+        all.push(event(13));
+        assert_eq!(
+            revisions(store.read_after(11, 100).expect("tail")),
+            vec![12, 13]
+        );
+        let err = store.read_after(10, 100).expect_err("truncated");
+        assert!(
+            matches!(err, StoreError::Truncated { through: 11, .. }),
+            "{err}"
+        );
+        assert_eq!(store.load().expect("load"), at(&all, 13));
+        assert_eq!(store.read_checkpoint().expect("read"), Some(at(&all, 12)));
     }
 }

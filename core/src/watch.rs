@@ -2,7 +2,9 @@
 //! catch up from the durable log, then follow live events while this node publishes them,
 //! fall back to the log on a gap, a lagging buffer or a quiet poll interval (which is also
 //! how a follower node, which publishes nothing, follows the leader's writes), and send a
-//! heartbeat when nothing was sent for a while.
+//! heartbeat when nothing was sent for a while. A subscriber behind the log's start (the
+//! events it needs were removed after a checkpoint) is told so ([`WatchOutput::Truncated`])
+//! and loads a snapshot instead.
 //!
 //! Guarantees: the subscriber sees every durable event after its `from_revision` exactly
 //! once, in revision order, with no gaps (a live event that does not follow the last sent
@@ -66,6 +68,10 @@ pub enum WatchOutput {
     Heartbeat { revision: u64 },
     /// The store could not be read: end the stream with this error.
     Failed(String),
+    /// The log no longer holds the events the subscriber needs next (they were removed
+    /// after a checkpoint covering revisions through `through`): end the stream telling it
+    /// to load a snapshot and watch from the snapshot's revision.
+    Truncated { through: u64 },
     /// A watch that does not follow has caught up: end the stream.
     Done,
 }
@@ -142,8 +148,10 @@ impl Watch {
             }
             (Phase::Reading, WatchInput::Read(Err(error))) => {
                 self.phase = Phase::Ended;
-                self.outputs
-                    .push_back(WatchOutput::Failed(error.to_string()));
+                self.outputs.push_back(match error {
+                    StoreError::Truncated { through, .. } => WatchOutput::Truncated { through },
+                    error => WatchOutput::Failed(error.to_string()),
+                });
             }
             (Phase::Following { .. }, WatchInput::Live(event)) => {
                 // Saturating: a client may ask to start from any revision, u64::MAX too.
@@ -329,5 +337,27 @@ mod tests {
             drain(&mut w),
             [WatchOutput::Failed("store I/O error: gone".into())]
         );
+    }
+
+    #[test]
+    fn a_subscriber_behind_the_truncated_log_is_told_to_load_a_snapshot() {
+        let mut w = Watch::new(WatchConfig::DEFAULT, 3, true, 0);
+        assert_eq!(
+            drain(&mut w),
+            [WatchOutput::ReadLog {
+                after: 3,
+                limit: 1024
+            }]
+        );
+        w.handle(
+            WatchInput::Read(Err(StoreError::Truncated {
+                after: 3,
+                through: 40,
+            })),
+            0,
+        );
+        assert_eq!(drain(&mut w), [WatchOutput::Truncated { through: 40 }]);
+        w.handle(WatchInput::Live(event(41)), 1);
+        assert!(drain(&mut w).is_empty(), "the stream has ended");
     }
 }

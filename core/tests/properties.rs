@@ -85,5 +85,12 @@ proptest! {
                 prop_assert_eq!(record.operation_id.as_deref(), Some(op.as_str()));
             }
         }
+        // A checkpoint of the registry (its parts) reads back as the same registry, at
+        // every revision of the history.
+        for revision in 0..=h.store.log.len() {
+            let registry = Registry::from_log(&h.store.log[..revision]).expect("replays");
+            let restored = Registry::from_parts(registry.to_parts()).expect("parts fit");
+            prop_assert_eq!(&restored, &registry);
+        }
     }
 }

@@ -7,7 +7,7 @@
 
 use std::sync::Mutex;
 
-use lake_core::{AppendLimits, ChangeEvent, EventStore, Fence, Lease, StoreError};
+use lake_core::{AppendLimits, ChangeEvent, EventStore, Fence, Lease, Registry, StoreError};
 
 /// An in-memory [`EventStore`]: one lock makes every check-then-write atomic, as RocksDB's
 /// write lock and DynamoDB's conditional transactions do.
@@ -22,8 +22,14 @@ pub struct SimStore {
 
 #[derive(Debug, Default)]
 struct State {
+    /// Every event ever appended (checkers read it whole); readers see only the events
+    /// after `truncated`.
     log: Vec<ChangeEvent>,
     lease: Option<Lease>,
+    /// The highest revision removed by truncation.
+    truncated: u64,
+    /// The newest checkpoint (a checkpoint is a registry value: nothing to encode).
+    checkpoint: Option<Registry>,
 }
 
 impl SimStore {
@@ -49,9 +55,15 @@ impl SimStore {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Every event appended so far, in order (for checkers).
+    /// Every event appended so far, in order, truncated ones too (for checkers).
     pub fn log(&self) -> Vec<ChangeEvent> {
         self.state().log.clone()
+    }
+
+    /// The highest revision truncation removed (0: none), for scenarios that check
+    /// truncation happened.
+    pub fn truncated(&self) -> u64 {
+        self.state().truncated
     }
 }
 
@@ -118,6 +130,12 @@ impl EventStore for SimStore {
 
     fn read_after(&self, after: u64, limit: usize) -> Result<Vec<ChangeEvent>, StoreError> {
         let state = self.state();
+        if after < state.truncated {
+            return Err(StoreError::Truncated {
+                after,
+                through: state.truncated,
+            });
+        }
         let start = usize::try_from(after)
             .unwrap_or(usize::MAX)
             .min(state.log.len());
@@ -126,6 +144,45 @@ impl EventStore for SimStore {
 
     fn revision(&self) -> Result<u64, StoreError> {
         Ok(self.state().log.len() as u64)
+    }
+
+    fn write_checkpoint(&self, registry: &Registry) -> Result<(), StoreError> {
+        let mut state = self.state();
+        if state
+            .checkpoint
+            .as_ref()
+            .is_none_or(|c| c.revision() < registry.revision())
+        {
+            state.checkpoint = Some(registry.clone());
+        }
+        Ok(())
+    }
+
+    fn read_checkpoint(&self) -> Result<Option<Registry>, StoreError> {
+        Ok(self.state().checkpoint.clone())
+    }
+
+    fn truncate(&self, fence: &Fence, through: u64) -> Result<(), StoreError> {
+        let mut state = self.state();
+        if !self.skip_fence && !fence.admits(state.lease.as_ref()) {
+            return Err(StoreError::ConditionFailed(format!(
+                "the truncation of leader {} (epoch {}) is fenced off: the lease is now {:?}",
+                fence.holder, fence.epoch, state.lease
+            )));
+        }
+        let covered = state.checkpoint.as_ref().map_or(0, Registry::revision);
+        let last = state.log.len() as u64;
+        if through > covered || through >= last {
+            return Err(StoreError::Refused(format!(
+                "cannot truncate through {through}: the checkpoint covers {covered}, the last revision ({last}) stays"
+            )));
+        }
+        state.truncated = state.truncated.max(through);
+        Ok(())
+    }
+
+    fn truncated_through(&self) -> Result<u64, StoreError> {
+        Ok(self.state().truncated)
     }
 
     fn append_limits(&self) -> AppendLimits {
@@ -248,6 +305,22 @@ impl<S: EventStore> EventStore for Faulty<S> {
 
     fn revision(&self) -> Result<u64, StoreError> {
         self.read("revision", || self.inner.revision())
+    }
+
+    fn write_checkpoint(&self, registry: &Registry) -> Result<(), StoreError> {
+        self.write("write_checkpoint", || self.inner.write_checkpoint(registry))
+    }
+
+    fn read_checkpoint(&self) -> Result<Option<Registry>, StoreError> {
+        self.read("read_checkpoint", || self.inner.read_checkpoint())
+    }
+
+    fn truncate(&self, fence: &Fence, through: u64) -> Result<(), StoreError> {
+        self.write("truncate", || self.inner.truncate(fence, through))
+    }
+
+    fn truncated_through(&self) -> Result<u64, StoreError> {
+        self.read("truncated_through", || self.inner.truncated_through())
     }
 
     fn append_limits(&self) -> AppendLimits {

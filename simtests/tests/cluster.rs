@@ -58,6 +58,9 @@ const REPLICAS: usize = 3;
 const WRITERS: usize = 4;
 const OPS_PER_WRITER: usize = 10;
 const TABLES: usize = 2;
+/// The leader checkpoints every 8 events and keeps 4 before the checkpoint.
+const CHECKPOINT_EVERY: u64 = 8;
+const LOG_KEEP: u64 = 4;
 const LEASE_MS: i64 = 2_000;
 const RENEW_MS: i64 = 400;
 const CLOCK_BOUND_MS: i64 = 200;
@@ -131,6 +134,10 @@ enum Script {
     ClockDriftAtTheBound,
     /// Each of the first two nodes elected crashes while it reads its log (before serving).
     RestartDuringReconcile,
+    /// Replica 0 is cut off from every node until the leader has checkpointed and
+    /// truncated the log past what the replica last saw: its stream comes back behind the
+    /// log's start and it resyncs from a snapshot.
+    ReplicaAwayPastTruncation,
 }
 
 /// Fault rates of one run, all drawn from the seed.
@@ -543,21 +550,35 @@ async fn to_replica(world: &Shared, node: usize, replica: usize, message: ToRepl
     inbox.unbounded_send(message).is_ok()
 }
 
-/// Replica `replica` opens `Watch(from, follow)` at node `node`: stream `id` when it
-/// follows, fetch `id` (a snapshot: the log replayed) when it does not. The node serves it
-/// with the shipped [`Watch`] machine, reading the store over the simulated network.
-async fn watch_at(world: Shared, node: usize, replica: usize, id: u64, from: u64, follow: bool) {
+/// Replica `replica` calls `Snapshot` at node `node` (fetch `id`); the node answers as
+/// the shell does, with [`EventStore::load`] (the store's checkpoint and the log after it).
+async fn snapshot_at(world: Shared, node: usize, replica: usize, id: u64) {
+    delay(&world).await;
+    if partitioned(&world, replica_id(replica), node) {
+        return; // the call times out: the follower's fetch deadline decides
+    }
+    let result = if world.borrow().inboxes.get(node).is_none_or(Option::is_none) {
+        Err("connection refused".to_string())
+    } else {
+        if !world.borrow().link_up(node, STORE) {
+            return; // the node's store reads hang
+        }
+        delay(&world).await;
+        let loaded = world.borrow().store.load();
+        loaded.map_err(|e| e.to_string())
+    };
+    let answer = ToReplica::Follower(FollowerInput::Fetched { fetch: id, result });
+    to_replica(&world, node, replica, answer).await;
+}
+
+/// Replica `replica` opens `Watch(from, follow = true)` at node `node` as stream `id`. The
+/// node serves it with the shipped [`Watch`] machine, reading the store over the simulated
+/// network.
+async fn watch_at(world: Shared, node: usize, replica: usize, id: u64, from: u64) {
     let ended = |error: &str| {
-        ToReplica::Follower(if follow {
-            FollowerInput::StreamEnded {
-                stream: id,
-                error: error.into(),
-            }
-        } else {
-            FollowerInput::Fetched {
-                fetch: id,
-                result: Err(error.into()),
-            }
+        ToReplica::Follower(FollowerInput::StreamEnded {
+            stream: id,
+            error: error.into(),
         })
     };
     delay(&world).await;
@@ -572,14 +593,11 @@ async fn watch_at(world: Shared, node: usize, replica: usize, id: u64, from: u64
     let (live_tx, mut live) = mpsc::unbounded();
     world.borrow_mut().subscribers[node].push((replica, live_tx));
     let now = |w: &Shared| w.borrow().now_ms(node);
-    let mut watch = Watch::new(WatchConfig::DEFAULT, from, follow, now(&world));
-    if follow {
-        let opened = ToReplica::Follower(FollowerInput::StreamOpened { stream: id });
-        if !to_replica(&world, node, replica, opened).await {
-            return;
-        }
+    let mut watch = Watch::new(WatchConfig::DEFAULT, from, true, now(&world));
+    let opened = ToReplica::Follower(FollowerInput::StreamOpened { stream: id });
+    if !to_replica(&world, node, replica, opened).await {
+        return;
     }
-    let mut fetched = Vec::new();
     loop {
         while let Some(output) = watch.poll() {
             let input = match output {
@@ -594,22 +612,30 @@ async fn watch_at(world: Shared, node: usize, replica: usize, id: u64, from: u64
                         _ => return,
                     }
                 }
-                WatchOutput::Send(event) if !follow => {
-                    fetched.push(event);
-                    continue;
-                }
                 WatchOutput::Send(event) => FollowerInput::StreamEvent { stream: id, event },
                 WatchOutput::Heartbeat { .. } => FollowerInput::StreamHeartbeat { stream: id },
                 WatchOutput::Failed(error) => {
                     to_replica(&world, node, replica, ended(&error)).await;
                     return;
                 }
-                WatchOutput::Done => {
-                    let result = Registry::from_log(&fetched).map_err(|e| e.to_string());
-                    let answer = ToReplica::Follower(FollowerInput::Fetched { fetch: id, result });
-                    to_replica(&world, node, replica, answer).await;
+                WatchOutput::Truncated { .. } => {
+                    {
+                        // Replica 0 converging after this proves it resynced from a
+                        // snapshot: the log no longer holds what it lacked.
+                        let mut w = world.borrow_mut();
+                        if w.script == Script::ReplicaAwayPastTruncation && replica == 0 {
+                            w.fired += 1;
+                        }
+                    }
+                    let truncated = FollowerInput::StreamTruncated {
+                        stream: id,
+                        after: from,
+                    };
+                    to_replica(&world, node, replica, ToReplica::Follower(truncated)).await;
                     return;
                 }
+                // Only a watch that does not follow ends by itself.
+                WatchOutput::Done => return,
             };
             let item = ToReplica::Follower(input);
             if !to_replica(&world, node, replica, item).await {
@@ -648,7 +674,16 @@ async fn metasrv(world: Shared, id: usize, mut inbox: mpsc::UnboundedReceiver<Re
     let mut node = SimNode {
         world: world.clone(),
         id,
-        node: Node::new(NodeConfig::new(election, limits)).expect("valid node config"),
+        node: Node::new(NodeConfig {
+            // Checkpoints and truncation at the simulation's scale (Lake's defaults: every
+            // 10,000 events, keeping 10,000; a run here commits about 40).
+            checkpoint_every: CHECKPOINT_EVERY,
+            log_keep: LOG_KEEP,
+            // Checkpoints of a few events take as long as any store call.
+            checkpoint_deadline_ms: NodeConfig::STORE_DEADLINE_MS,
+            ..NodeConfig::new(election, limits)
+        })
+        .expect("valid node config"),
         pending: BTreeMap::new(),
         next_request: 1,
         answers,
@@ -802,6 +837,32 @@ async fn direct(world: Shared, script: Script) {
             let inbox = world.borrow().replica_inboxes[0].clone();
             let _ = inbox.unbounded_send(ToReplica::Reset);
         }
+        Script::ReplicaAwayPastTruncation => {
+            let away = replica_id(0);
+            let (nodes, start) = {
+                let w = world.borrow();
+                (w.shape.nodes, w.revision())
+            };
+            let links = |node: usize| [(node, away), (away, node)];
+            world
+                .borrow_mut()
+                .blocked
+                .extend((0..nodes).flat_map(links));
+            // Away for 12 s (longer than a follower waits on a silent stream, so its stream
+            // is reopened from where it was, not replaced by a snapshot a read asked for)
+            // and until the log no longer holds what it last saw (at most 60 s).
+            sleep(Duration::from_secs(12)).await;
+            for _ in 0..960 {
+                if world.borrow().store.inner().truncated() > start {
+                    break;
+                }
+                sleep(Duration::from_millis(50)).await;
+            }
+            let mut w = world.borrow_mut();
+            for link in (0..nodes).flat_map(links) {
+                w.blocked.remove(&link);
+            }
+        }
         Script::Random
         | Script::LeaderPausedWithWriteInFlight
         | Script::AnswerLostAfterApplyThenFailover
@@ -953,20 +1014,13 @@ async fn replica(
                             .unwrap_or(node);
                     }
                     drop(w);
-                    let watch = watch_at(world.clone(), node, index, stream, from_revision, true);
+                    let watch = watch_at(world.clone(), node, index, stream, from_revision);
                     madsim::task::spawn_local(watch);
                 }
                 FollowerOutput::CloseStream => {}
                 FollowerOutput::FetchSnapshot { fetch } => {
                     let node = thread_rng().gen_range(0..nodes);
-                    madsim::task::spawn_local(watch_at(
-                        world.clone(),
-                        node,
-                        index,
-                        fetch,
-                        0,
-                        false,
-                    ));
+                    madsim::task::spawn_local(snapshot_at(world.clone(), node, index, fetch));
                 }
                 FollowerOutput::Advanced(revision) => {
                     world.borrow_mut().checks.replicas.advanced(index, revision);
@@ -1328,6 +1382,11 @@ fn clocks_drifting_at_the_configured_bound() {
 #[test]
 fn a_node_restarted_during_reconcile() {
     scenario(CLUSTER, Script::RestartDuringReconcile);
+}
+
+#[test]
+fn a_replica_away_past_the_truncated_log_resyncs_from_a_snapshot() {
+    scenario(CLUSTER, Script::ReplicaAwayPastTruncation);
 }
 
 /// The same seed gives the same run, bit for bit (what makes a printed seed a replay).

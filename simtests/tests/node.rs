@@ -10,7 +10,7 @@ use lake_core::node::{
     CallId, Node, NodeConfig, NodeEvent, NodeInput, NodeOutput, NodeRequest, StoreAnswer, StoreCall,
 };
 use lake_core::store::contract::lease;
-use lake_core::{CommitError, EventStore};
+use lake_core::{CommitError, EventStore, Registry};
 use lake_simtests::store::SimStore;
 
 const LEASE_MS: i64 = 2_000;
@@ -35,6 +35,8 @@ struct Harness {
     replies: Vec<(RequestId, Result<Reply, CommitError>)>,
     events: Vec<NodeEvent>,
     stopped: bool,
+    /// Every store call answered, in order.
+    answered: Vec<StoreCall>,
 }
 
 impl Harness {
@@ -49,6 +51,22 @@ impl Harness {
             replies: Vec::new(),
             events: Vec::new(),
             stopped: false,
+            answered: Vec::new(),
+        }
+    }
+
+    /// An exclusive node over `store` that checkpoints every `every` events and keeps
+    /// `keep` before each checkpoint.
+    fn with_checkpoints(store: SimStore, every: u64, keep: u64) -> Self {
+        let config = NodeConfig {
+            checkpoint_every: every,
+            log_keep: keep,
+            ..NodeConfig::new(election("n1", true), store.append_limits())
+        };
+        Self {
+            node: Node::new(config).expect("valid config"),
+            store,
+            ..Self::new(true)
         }
     }
 
@@ -70,6 +88,7 @@ impl Harness {
         let (call, op) = self.calls.pop_front().expect("a call is outstanding");
         let answer = op.clone().run(&self.store);
         self.handle(NodeInput::Answer { call, answer });
+        self.answered.push(op.clone());
         op
     }
 
@@ -246,6 +265,11 @@ fn a_failed_log_read_is_read_again_and_the_queued_request_then_served() {
     h.handle(NodeInput::Tick);
     h.answer_one(); // the lease read
     h.answer_one(); // the takeover write
+    let checkpoint = h.answer_one();
+    assert!(
+        matches!(checkpoint, StoreCall::ReadCheckpoint),
+        "{checkpoint:?}"
+    );
     let (call, read) = h.calls.pop_front().expect("the reconciliation read");
     assert!(
         matches!(read, StoreCall::ReadLog { after: 0, .. }),
@@ -264,6 +288,31 @@ fn a_failed_log_read_is_read_again_and_the_queued_request_then_served() {
             h.calls.front(),
             Some((_, StoreCall::ReadLog { after: 0, .. }))
         ),
+        "{:?}",
+        h.calls
+    );
+    h.settle();
+    assert!(matches!(h.reply(1), Some(Ok(_))), "{:?}", h.reply(1));
+}
+
+#[test]
+fn a_failed_checkpoint_read_is_read_again_before_anything_is_served() {
+    let mut h = Harness::new(true);
+    h.handle(NodeInput::Tick);
+    h.answer_one(); // the lease read
+    h.answer_one(); // the takeover write
+    let (call, read) = h.calls.pop_front().expect("the checkpoint read");
+    assert!(matches!(read, StoreCall::ReadCheckpoint), "{read:?}");
+    h.mutate(1, "ns");
+    h.handle(NodeInput::Answer {
+        call,
+        answer: StoreAnswer::Checkpoint(Err(lake_core::StoreError::Io("gone".into()))),
+    });
+    assert!(!h.node.ready(h.now));
+    assert!(h.calls.is_empty(), "no read before the retry time");
+    h.advance(NodeConfig::LOAD_RETRY_MS);
+    assert!(
+        matches!(h.calls.front(), Some((_, StoreCall::ReadCheckpoint))),
         "{:?}",
         h.calls
     );
@@ -474,4 +523,65 @@ fn requests_while_the_leader_rereads_its_log_wait_at_most_the_queue_wait() {
         waited <= NodeConfig::QUEUE_WAIT_MS + 500,
         "waited {waited} ms"
     );
+}
+
+/// Once `checkpoint_every` events are durable the leader writes a checkpoint of its
+/// registry and truncates the log before it, keeping `log_keep` events; a node started
+/// later over the same store reads the checkpoint and then only the events after it, and
+/// ends with the registry the whole history replays to.
+#[test]
+fn the_leader_checkpoints_and_truncates_and_a_restart_reads_only_the_tail() {
+    let mut h = Harness::with_checkpoints(SimStore::default(), 5, 2);
+    h.serve();
+    for id in 1..=7 {
+        h.mutate(id, &format!("n{id}"));
+        h.settle();
+        assert!(matches!(h.reply(id), Some(Ok(_))), "{:?}", h.reply(id));
+    }
+    assert!(
+        h.events.contains(&NodeEvent::Checkpointed {
+            revision: 5,
+            through: 3
+        }),
+        "{:?}",
+        h.events
+    );
+    assert_eq!(h.store.truncated(), 3);
+    let checkpoint = h.store.read_checkpoint().expect("reads").expect("written");
+    assert_eq!(checkpoint.revision(), 5);
+    let history = Registry::from_log(&h.store.log()).expect("the history replays");
+    assert_eq!(history.revision(), 7);
+
+    let mut restarted = Harness::with_checkpoints(std::mem::take(&mut h.store), 5, 2);
+    restarted.serve();
+    assert_eq!(restarted.node.registry(), Some(&history));
+    let reads: Vec<&StoreCall> = restarted
+        .answered
+        .iter()
+        .filter(|op| matches!(op, StoreCall::ReadCheckpoint | StoreCall::ReadLog { .. }))
+        .collect();
+    assert!(
+        matches!(
+            reads.as_slice(),
+            [
+                StoreCall::ReadCheckpoint,
+                StoreCall::ReadLog { after: 5, .. }
+            ]
+        ),
+        "a restart reads the checkpoint, then the log after it: {reads:?}"
+    );
+    // The next checkpoint comes 5 events after the last one.
+    for id in 8..=10 {
+        restarted.mutate(id, &format!("n{id}"));
+        restarted.settle();
+    }
+    assert!(
+        restarted.events.contains(&NodeEvent::Checkpointed {
+            revision: 10,
+            through: 8
+        }),
+        "{:?}",
+        restarted.events
+    );
+    assert_eq!(restarted.store.truncated(), 8);
 }

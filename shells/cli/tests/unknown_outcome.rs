@@ -106,6 +106,11 @@ impl MetasrvRpc for LosesCommitAnswers {
         });
         Ok(Response::new(Box::pin(held)))
     }
+    type SnapshotStream = Pin<Box<dyn Stream<Item = Result<proto::SnapshotChunk, Status>> + Send>>;
+    async fn snapshot(&self, r: Request<proto::SnapshotRequest>) -> R<Self::SnapshotStream> {
+        let inner = self.inner.snapshot(r).await?.into_inner();
+        Ok(Response::new(Box::pin(inner)))
+    }
     async fn node_status(
         &self,
         r: Request<proto::NodeStatusRequest>,

@@ -521,6 +521,42 @@ impl MetasrvClient {
         }))
     }
 
+    /// The registry at the store's last revision, as a node loads it (its newest checkpoint
+    /// with the log after it replayed), sent in chunks of [`crate::server::SNAPSHOT_CHUNK_BYTES`]
+    /// and checked against the header's length and SHA-256 ([`crate::checkpoint::decode`]).
+    /// What a replica loads when it starts or when its Watch ended with
+    /// [`MetasrvError::is_log_truncated`]. At most [`crate::checkpoint::BYTES_MAX`] bytes are
+    /// accepted.
+    ///
+    /// # Errors
+    /// Transport errors; [`MetasrvError::Malformed`] when the chunks do not match the
+    /// header or do not decode.
+    pub async fn snapshot(&self) -> Result<lake_core::Registry, MetasrvError> {
+        let mut stream = self
+            .call(proto::SnapshotRequest {}, true, |mut rpc, r| async move {
+                rpc.snapshot(r).await
+            })
+            .await?;
+        let malformed = |what: String| MetasrvError::Malformed(format!("snapshot: {what}"));
+        let header = stream
+            .message()
+            .await?
+            .and_then(|first| first.header)
+            .ok_or_else(|| malformed("the first message carries no header".into()))?;
+        crate::checkpoint::check_header(&header).map_err(|e| malformed(e.to_string()))?;
+        let mut bytes = Vec::new();
+        while let Some(message) = stream.message().await? {
+            if bytes.len() as u64 + message.chunk.len() as u64 > header.bytes {
+                return Err(malformed(format!(
+                    "more than the {} bytes the header announced",
+                    header.bytes
+                )));
+            }
+            bytes.extend_from_slice(&message.chunk);
+        }
+        crate::checkpoint::decode(&header, &bytes).map_err(|e| malformed(e.to_string()))
+    }
+
     /// The change stream after `from_revision` with the server's heartbeats, which is how
     /// a follower tells a quiet stream from a dead one (`lake_core::Follower` gives up on
     /// one silent for 10 s). No timeout here: a stream from a paused node just stays

@@ -5,9 +5,20 @@
 //! | `pk` | `sk` | attributes |
 //! |---|---|---|
 //! | `lease` | 0 | `epoch` (N), `holder` (S, empty when released), `address` (S), `renewal` (N) |
-//! | `head` | 0 | `revision` (N): the last revision in the log |
+//! | `head` | 0 | `revision` (N): the last revision in the log; `through` (N): the highest revision truncation removed |
 //! | `log` | revision | `event` (B): protobuf `lake.metasrv.v1.ChangeEvent`, or its first part; `parts` (N, only when split): how many parts |
 //! | `logpart` | revision × 1000 + part | `event` (B): part `part` (1, 2, …) of a split event |
+//! | `checkpoint` | 0 | `header` (B): protobuf `CheckpointHeader` of the newest checkpoint; `revision` (N): its revision |
+//! | `ckpt` | revision × 1,000,000 + chunk | `chunk` (B): chunk `chunk` (0, 1, …) of the checkpoint at `revision` ([`crate::checkpoint`]) |
+//!
+//! A checkpoint is written chunks first (`BatchWriteItem`), then its header with a
+//! `PutItem` conditioned on the stored one being older, then the earlier checkpoints'
+//! chunks are deleted. Truncation is one `TransactWriteItems` (the lease check, a check that
+//! the checkpoint covers the revision, and `head.through` raised), after which the events
+//! through it are deleted. A crash between any two steps leaves a readable checkpoint and
+//! log: chunks without a header are never read (and are deleted with the next checkpoint's
+//! sweep), and events at or below `through` that a crash left behind are valid events that
+//! the next truncation deletes.
 //!
 //! An item holds at most 400 KB, so an event larger than [`DynamoStore::ITEM_BYTES`] (a wide
 //! table's schema) is split over several items written in the same transaction.
@@ -37,13 +48,15 @@ use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, ConditionCheck, KeySchemaElement, KeyType,
-    Put, ScalarAttributeType, TransactWriteItem, Update,
+    AttributeDefinition, AttributeValue, BillingMode, ConditionCheck, DeleteRequest,
+    KeySchemaElement, KeyType, Put, PutRequest, ScalarAttributeType, TransactWriteItem, Update,
+    WriteRequest,
 };
-use lake_core::{AppendLimits, ChangeEvent, Fence, Lease};
+use lake_core::{AppendLimits, ChangeEvent, Fence, Lease, Registry};
 use prost::Message;
 use tokio::runtime::Handle;
 
+use crate::checkpoint;
 use crate::convert;
 use crate::proto;
 use crate::store::{EventStore, StoreError};
@@ -72,6 +85,19 @@ fn part_key(revision: u64, part: usize) -> u64 {
     revision
         .saturating_mul(1000)
         .saturating_add(u64::try_from(part).unwrap_or(u64::MAX))
+}
+
+/// Sort keys of one checkpoint's chunks: chunk `c` of the checkpoint at revision `r` is
+/// `r × 1,000,000 + c` (a checkpoint has far fewer chunks: 350 GB).
+const CHUNK_KEYS: u64 = 1_000_000;
+
+/// The sort key of chunk 0 of the checkpoint at `revision`.
+fn chunk_base(revision: u64) -> Result<u64, StoreError> {
+    revision.checked_mul(CHUNK_KEYS).ok_or_else(|| {
+        StoreError::Refused(format!(
+            "revision {revision} is beyond what checkpoint keys hold"
+        ))
+    })
 }
 
 fn key(pk: &str, sk: u64) -> Item {
@@ -219,6 +245,361 @@ impl DynamoStore {
             None => Ok(0),
             Some(item) => number(&item, "revision"),
         }
+    }
+
+    /// `head.through`: the highest revision truncation removed (0: none).
+    async fn through(&self) -> Result<u64, StoreError> {
+        match self.get("head").await? {
+            Some(item) if item.contains_key("through") => number(&item, "through"),
+            _ => Ok(0),
+        }
+    }
+
+    async fn checkpoint_header(&self) -> Result<Option<proto::CheckpointHeader>, StoreError> {
+        let Some(item) = self.get("checkpoint").await? else {
+            return Ok(None);
+        };
+        let bytes = item
+            .get("header")
+            .and_then(|v| v.as_b().ok())
+            .ok_or_else(|| StoreError::Corrupt {
+                revision: 0,
+                message: "checkpoint item without a header".into(),
+            })?;
+        proto::CheckpointHeader::decode(bytes.as_ref())
+            .map(Some)
+            .map_err(|e| StoreError::Corrupt {
+                revision: 0,
+                message: format!("checkpoint header: {e}"),
+            })
+    }
+
+    /// The items of partition `pk` whose sort key is in `range`, in order (consistent
+    /// reads, page after page), at most `max` of them, holding only the attributes
+    /// `projection` names when it is given.
+    async fn query(
+        &self,
+        pk: &str,
+        range: std::ops::RangeInclusive<u64>,
+        projection: Option<&str>,
+        max: usize,
+    ) -> Result<Vec<Item>, StoreError> {
+        let mut items = Vec::new();
+        let mut start: Option<Item> = None;
+        while items.len() < max {
+            let left = max - items.len();
+            let page = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("pk = :pk AND sk BETWEEN :first AND :last")
+                .expression_attribute_values(":pk", s(pk))
+                .expression_attribute_values(":first", n(*range.start()))
+                .expression_attribute_values(":last", n(*range.end()))
+                .set_projection_expression(projection.map(str::to_string))
+                .consistent_read(true)
+                .set_exclusive_start_key(start.take())
+                .limit(i32::try_from(left.clamp(1, 1000)).unwrap_or(1000))
+                .send()
+                .await
+                .map_err(|e| io("Query", &e))?;
+            items.extend(page.items().iter().take(left).cloned());
+            match page.last_evaluated_key {
+                Some(next) => start = Some(next),
+                None => break,
+            }
+        }
+        Ok(items)
+    }
+
+    /// The keys of the items of partition `pk` with sort key below `below`, in order.
+    async fn keys_below(&self, pk: &str, below: u64) -> Result<Vec<Item>, StoreError> {
+        match below.checked_sub(1) {
+            None => Ok(Vec::new()),
+            Some(last) => self.query(pk, 0..=last, Some("pk, sk"), usize::MAX).await,
+        }
+    }
+
+    /// Writes `requests` in `BatchWriteItem` calls of 25, retrying what DynamoDB leaves
+    /// unprocessed (throttling) with a growing wait, up to 8 times per call.
+    async fn batch_write(&self, requests: Vec<WriteRequest>) -> Result<(), StoreError> {
+        for batch in requests.chunks(25) {
+            let mut pending = batch.to_vec();
+            for attempt in 0..8u32 {
+                let output = self
+                    .client
+                    .batch_write_item()
+                    .request_items(&self.table, pending)
+                    .send()
+                    .await
+                    .map_err(|e| io("BatchWriteItem", &e))?;
+                pending = output
+                    .unprocessed_items
+                    .and_then(|mut left| left.remove(&self.table))
+                    .unwrap_or_default();
+                if pending.is_empty() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50 << attempt)).await;
+            }
+            if !pending.is_empty() {
+                return Err(StoreError::Refused(format!(
+                    "dynamodb left {} writes unprocessed after 8 attempts",
+                    pending.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes the items of partition `pk` with sort key below `below`.
+    async fn delete_below(&self, pk: &str, below: u64) -> Result<(), StoreError> {
+        let requests = self
+            .keys_below(pk, below)
+            .await?
+            .into_iter()
+            .map(|key| {
+                DeleteRequest::builder()
+                    .set_key(Some(key))
+                    .build()
+                    .map(|delete| WriteRequest::builder().delete_request(delete).build())
+                    .map_err(build)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.batch_write(requests).await
+    }
+
+    /// Up to `limit` events after `after` as stored (not yet checked for holes).
+    fn read_page(&self, after: u64, limit: usize) -> Result<Vec<ChangeEvent>, StoreError> {
+        self.block(async {
+            let first = after.saturating_add(1);
+            let items = self.query("log", first..=u64::MAX, None, limit).await?;
+            let mut events = Vec::with_capacity(items.len());
+            for item in &items {
+                let revision = number(item, "sk")?;
+                let corrupt = |message: String| StoreError::Corrupt { revision, message };
+                let mut bytes = item
+                    .get("event")
+                    .and_then(|v| v.as_b().ok())
+                    .ok_or_else(|| corrupt("log item without an event".into()))?
+                    .as_ref()
+                    .to_vec();
+                let parts = item.get("parts").map_or(Ok(1), |_| number(item, "parts"))?;
+                for part in 1..parts {
+                    let sk = part_key(revision, usize::try_from(part).unwrap_or(usize::MAX));
+                    let piece = self
+                        .client
+                        .get_item()
+                        .table_name(&self.table)
+                        .set_key(Some(key("logpart", sk)))
+                        .consistent_read(true)
+                        .send()
+                        .await
+                        .map_err(|e| io("GetItem", &e))?
+                        .item
+                        .ok_or_else(|| corrupt(format!("part {part} of {parts} is missing")))?;
+                    let piece = piece
+                        .get("event")
+                        .and_then(|v| v.as_b().ok())
+                        .ok_or_else(|| corrupt(format!("part {part} holds no bytes")))?;
+                    bytes.extend_from_slice(piece.as_ref());
+                }
+                let decoded = proto::ChangeEvent::decode(bytes.as_slice())
+                    .map_err(|e| corrupt(e.to_string()))?;
+                events.push(convert::change_event(decoded).map_err(|e| corrupt(e.to_string()))?);
+            }
+            Ok(events)
+        })
+    }
+
+    async fn write_checkpoint_async(&self, registry: &Registry) -> Result<(), StoreError> {
+        let revision = registry.revision();
+        if self
+            .checkpoint_header()
+            .await?
+            .is_some_and(|h| h.revision >= revision)
+        {
+            return Ok(());
+        }
+        let base = chunk_base(revision)?;
+        let encoded = checkpoint::Encoded::new(registry, Self::ITEM_BYTES);
+        let puts = (0u64..)
+            .zip(encoded.chunks())
+            .map(|(index, chunk)| {
+                let mut item = key("ckpt", base + index);
+                item.insert("chunk".into(), AttributeValue::B(Blob::new(chunk.to_vec())));
+                PutRequest::builder()
+                    .set_item(Some(item))
+                    .build()
+                    .map(|put| WriteRequest::builder().put_request(put).build())
+                    .map_err(build)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.batch_write(puts).await?;
+        let mut item = key("checkpoint", 0);
+        item.insert(
+            "header".into(),
+            AttributeValue::B(Blob::new(encoded.header.encode_to_vec())),
+        );
+        item.insert("revision".into(), n(revision));
+        let put = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(revision) OR revision < :revision")
+            .expression_attribute_values(":revision", n(revision))
+            .send()
+            .await;
+        match put {
+            Ok(_) => {}
+            // A newer checkpoint is stored: ours is swept with the next one.
+            Err(e) if e.code() == Some("ConditionalCheckFailedException") => return Ok(()),
+            Err(e) if throttled(e.code()) => {
+                return Err(StoreError::Refused(format!(
+                    "dynamodb: {}",
+                    e.code().unwrap_or_default()
+                )));
+            }
+            Err(e) => return Err(io("PutItem", &e)),
+        }
+        // The earlier checkpoints' chunks, and any a crashed write left.
+        self.delete_below("ckpt", base).await
+    }
+
+    async fn read_checkpoint_async(&self) -> Result<Option<Registry>, StoreError> {
+        // A newer checkpoint may replace the one read and sweep its chunks between the
+        // header and the chunks: read again then.
+        for _ in 0..3 {
+            let Some(header) = self.checkpoint_header().await? else {
+                return Ok(None);
+            };
+            checkpoint::check_header(&header)?;
+            let base = chunk_base(header.revision)?;
+            let last = base + u64::from(header.chunks.max(1)) - 1;
+            let chunks = usize::try_from(header.chunks).unwrap_or(usize::MAX);
+            let items = self.query("ckpt", base..=last, None, chunks).await?;
+            let mut bytes = Vec::with_capacity(usize::try_from(header.bytes).unwrap_or(0));
+            let mut next = base;
+            for item in &items {
+                if number(item, "sk")? != next {
+                    break;
+                }
+                let chunk = item
+                    .get("chunk")
+                    .and_then(|v| v.as_b().ok())
+                    .ok_or_else(|| StoreError::Corrupt {
+                        revision: header.revision,
+                        message: "checkpoint chunk without bytes".into(),
+                    })?;
+                bytes.extend_from_slice(chunk.as_ref());
+                next += 1;
+            }
+            let read = next - base;
+            if read == u64::from(header.chunks) {
+                return checkpoint::decode(&header, &bytes).map(Some);
+            }
+            let now = self.checkpoint_header().await?;
+            if now.is_some_and(|h| h.revision == header.revision) {
+                return Err(StoreError::Corrupt {
+                    revision: header.revision,
+                    message: format!("checkpoint chunk {read} of {} is missing", header.chunks),
+                });
+            }
+        }
+        Err(StoreError::Io(
+            "the checkpoint was replaced three times while it was read".into(),
+        ))
+    }
+
+    async fn truncate_async(&self, fence: &Fence, through: u64) -> Result<(), StoreError> {
+        let lease = ConditionCheck::builder()
+            .table_name(&self.table)
+            .set_key(Some(key("lease", 0)))
+            .condition_expression("epoch = :epoch AND holder = :holder")
+            .expression_attribute_values(":epoch", n(fence.epoch))
+            .expression_attribute_values(":holder", s(&fence.holder))
+            .build()
+            .map_err(build)?;
+        let covered = ConditionCheck::builder()
+            .table_name(&self.table)
+            .set_key(Some(key("checkpoint", 0)))
+            .condition_expression("revision >= :through")
+            .expression_attribute_values(":through", n(through))
+            .build()
+            .map_err(build)?;
+        let marker = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key("head", 0)))
+            .update_expression("SET through = :through")
+            .condition_expression(
+                "revision > :through AND (attribute_not_exists(through) OR through < :through)",
+            )
+            .expression_attribute_values(":through", n(through))
+            .build()
+            .map_err(build)?;
+        let result = self
+            .client
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().condition_check(lease).build())
+            .transact_items(
+                TransactWriteItem::builder()
+                    .condition_check(covered)
+                    .build(),
+            )
+            .transact_items(TransactWriteItem::builder().update(marker).build())
+            .send()
+            .await;
+        if let Err(error) = result {
+            let Some(TransactWriteItemsError::TransactionCanceledException(canceled)) =
+                error.as_service_error()
+            else {
+                if error
+                    .as_service_error()
+                    .is_some_and(|e| throttled(e.code()))
+                {
+                    return Err(StoreError::Refused(
+                        "dynamodb throttled the truncation".into(),
+                    ));
+                }
+                return Err(io("TransactWriteItems", &error));
+            };
+            let codes: Vec<&str> = canceled
+                .cancellation_reasons()
+                .iter()
+                .map(|r| r.code().unwrap_or("None"))
+                .collect();
+            match codes.as_slice() {
+                ["ConditionalCheckFailed", ..] => {
+                    return Err(StoreError::ConditionFailed(format!(
+                        "the truncation of leader {} (epoch {}) is fenced off: the lease changed",
+                        fence.holder, fence.epoch
+                    )));
+                }
+                [_, "ConditionalCheckFailed", ..] => {
+                    return Err(StoreError::Refused(format!(
+                        "cannot truncate the log through revision {through}: no checkpoint covers it"
+                    )));
+                }
+                [_, _, "ConditionalCheckFailed"] => {
+                    if self.through().await? < through {
+                        return Err(StoreError::Refused(format!(
+                            "cannot truncate the log through revision {through}: the last revision stays"
+                        )));
+                    }
+                    // Already truncated that far: delete what a crash may have left.
+                }
+                _ => {
+                    return Err(StoreError::Refused(format!(
+                        "dynamodb canceled the truncation: {}",
+                        codes.join(", ")
+                    )));
+                }
+            }
+        }
+        let below = through.saturating_add(1);
+        self.delete_below("log", below).await?;
+        self.delete_below("logpart", part_key(below, 0)).await
     }
 }
 
@@ -402,70 +783,39 @@ impl EventStore for DynamoStore {
     }
 
     fn read_after(&self, after: u64, limit: usize) -> Result<Vec<ChangeEvent>, StoreError> {
-        self.block(async {
-            let mut events = Vec::new();
-            let mut start: Option<Item> = None;
-            loop {
-                let page = self
-                    .client
-                    .query()
-                    .table_name(&self.table)
-                    .key_condition_expression("pk = :log AND sk > :after")
-                    .expression_attribute_values(":log", s("log"))
-                    .expression_attribute_values(":after", n(after))
-                    .consistent_read(true)
-                    .set_exclusive_start_key(start.take())
-                    .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
-                    .send()
-                    .await
-                    .map_err(|e| io("Query", &e))?;
-                for item in page.items() {
-                    let revision = number(item, "sk")?;
-                    let corrupt = |message: String| StoreError::Corrupt { revision, message };
-                    let mut bytes = item
-                        .get("event")
-                        .and_then(|v| v.as_b().ok())
-                        .ok_or_else(|| corrupt("log item without an event".into()))?
-                        .as_ref()
-                        .to_vec();
-                    let parts = item.get("parts").map_or(Ok(1), |_| number(item, "parts"))?;
-                    for part in 1..parts {
-                        let sk = part_key(revision, usize::try_from(part).unwrap_or(usize::MAX));
-                        let piece = self
-                            .client
-                            .get_item()
-                            .table_name(&self.table)
-                            .set_key(Some(key("logpart", sk)))
-                            .consistent_read(true)
-                            .send()
-                            .await
-                            .map_err(|e| io("GetItem", &e))?
-                            .item
-                            .ok_or_else(|| corrupt(format!("part {part} of {parts} is missing")))?;
-                        let piece = piece
-                            .get("event")
-                            .and_then(|v| v.as_b().ok())
-                            .ok_or_else(|| corrupt(format!("part {part} holds no bytes")))?;
-                        bytes.extend_from_slice(piece.as_ref());
-                    }
-                    let decoded = proto::ChangeEvent::decode(bytes.as_slice())
-                        .map_err(|e| corrupt(e.to_string()))?;
-                    events
-                        .push(convert::change_event(decoded).map_err(|e| corrupt(e.to_string()))?);
-                    if events.len() >= limit {
-                        return Ok(events);
-                    }
-                }
-                match page.last_evaluated_key {
-                    Some(next) => start = Some(next),
-                    None => return Ok(events),
-                }
+        let events = match self.read_page(after, limit) {
+            Ok(events) => events,
+            // A split event whose parts a truncation is deleting.
+            Err(StoreError::Corrupt { .. }) if after < self.truncated_through()? => {
+                return Err(StoreError::Truncated {
+                    after,
+                    through: self.truncated_through()?,
+                });
             }
-        })
+            Err(error) => return Err(error),
+        };
+        lake_core::store::check_page(after, &events, || self.truncated_through())?;
+        Ok(events)
     }
 
     fn revision(&self) -> Result<u64, StoreError> {
         self.block(self.head())
+    }
+
+    fn write_checkpoint(&self, registry: &Registry) -> Result<(), StoreError> {
+        self.block(self.write_checkpoint_async(registry))
+    }
+
+    fn read_checkpoint(&self) -> Result<Option<Registry>, StoreError> {
+        self.block(self.read_checkpoint_async())
+    }
+
+    fn truncate(&self, fence: &Fence, through: u64) -> Result<(), StoreError> {
+        self.block(self.truncate_async(fence, through))
+    }
+
+    fn truncated_through(&self) -> Result<u64, StoreError> {
+        self.block(self.through())
     }
 
     fn read_lease(&self) -> Result<Option<Lease>, StoreError> {

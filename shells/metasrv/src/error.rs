@@ -4,7 +4,10 @@ use lake_core::CommitError;
 use tonic::{Code, Status};
 
 /// gRPC metadata key carrying the [`CommitError`] variant of a refused mutation.
-const REASON_HEADER: &str = "x-lake-error";
+pub(crate) const REASON_HEADER: &str = "x-lake-error";
+/// The `x-lake-error` reason of a Watch ended because the log was truncated before the
+/// revision it needs next (load a snapshot instead).
+pub(crate) const LOG_TRUNCATED: &str = "log-truncated";
 
 fn reason_of(error: &CommitError) -> &'static str {
     match error {
@@ -89,6 +92,17 @@ impl MetasrvError {
                     | CommitError::VersionNotFound { .. }
             ),
             Self::Rpc { code, .. } => *code == Code::NotFound,
+            _ => false,
+        }
+    }
+
+    /// Whether a Watch ended because the log no longer holds the events it needs next
+    /// (they were removed after a checkpoint): load [`crate::MetasrvClient::snapshot`] and
+    /// watch from its revision.
+    pub fn is_log_truncated(&self) -> bool {
+        match self {
+            Self::Store(e) => matches!(e, crate::store::StoreError::Truncated { .. }),
+            Self::Rpc { reason, .. } => reason == LOG_TRUNCATED,
             _ => false,
         }
     }

@@ -9,6 +9,7 @@
 //! Query replicas use. The wire format is `proto/metasrv.proto`.
 
 pub mod bench;
+pub mod checkpoint;
 pub mod client;
 pub mod convert;
 pub mod dynamo;

@@ -20,7 +20,10 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
+use prost::Message as _;
+
 use crate::MetasrvError;
+use crate::checkpoint;
 use crate::convert;
 use crate::proto;
 use crate::proto::metasrv_client::MetasrvClient as RpcClient;
@@ -447,6 +450,13 @@ fn log(node: &Node, event: &NodeEvent) {
         NodeEvent::Released { released: false } => {
             tracing::warn!("metasrv could not release its lease");
         }
+        NodeEvent::Checkpointed { revision, through } => {
+            tracing::info!(
+                revision,
+                through,
+                "metasrv wrote a checkpoint and truncated the log"
+            );
+        }
     }
 }
 
@@ -606,6 +616,18 @@ fn forwarded<T>(request: Request<T>) -> Request<T> {
 }
 
 type WatchStream = Pin<Box<dyn Stream<Item = Result<proto::ChangeEvent, Status>> + Send>>;
+type SnapshotStream = Pin<Box<dyn Stream<Item = Result<proto::SnapshotChunk, Status>> + Send>>;
+
+/// Tables in one `ListTables` page unless the request asks for fewer: 100.
+pub const LIST_TABLES_DEFAULT: usize = 100;
+/// Most tables in one `ListTables` page: 1,000.
+pub const LIST_TABLES_MAX: usize = 1_000;
+/// Most encoded bytes of tables in one `ListTables` page (one table, whatever its size,
+/// always fits: a schema is at most 1 MiB): 2 MiB, under gRPC's 4 MiB message limit.
+pub const LIST_TABLES_BYTES_MAX: usize = 2 << 20;
+
+/// Bytes per `Snapshot` message: 1 MiB, well under gRPC's 4 MiB message limit.
+pub const SNAPSHOT_CHUNK_BYTES: usize = 1 << 20;
 
 fn mutation_response(reply: Reply) -> proto::MutationResponse {
     let table = match &reply.applied {
@@ -760,14 +782,40 @@ impl MetasrvRpc for Metasrv {
         if let Some(mut leader) = self.forward(&request) {
             return leader.list_tables(forwarded(request)).await;
         }
-        let namespace = request.into_inner().namespace;
+        let r = request.into_inner();
+        let limit = match r.limit {
+            0 => LIST_TABLES_DEFAULT,
+            n => usize::try_from(n).map_or(LIST_TABLES_MAX, |n| n.min(LIST_TABLES_MAX)),
+        };
         let response = self
-            .read(move |registry| proto::ListTablesResponse {
-                tables: registry
-                    .tables_in(&namespace)
-                    .map(|t| (&t.meta).into())
-                    .collect(),
-                revision: registry.revision(),
+            .read(move |registry| {
+                let mut tables: Vec<proto::TableMeta> = Vec::new();
+                let mut bytes = 0;
+                let mut more = false;
+                for table in registry
+                    .tables_in(&r.namespace)
+                    .filter(|t| r.start_after.is_empty() || t.meta.name > r.start_after)
+                {
+                    let meta: proto::TableMeta = (&table.meta).into();
+                    let size = meta.encoded_len();
+                    if tables.len() == limit
+                        || (!tables.is_empty() && bytes + size > LIST_TABLES_BYTES_MAX)
+                    {
+                        more = true;
+                        break;
+                    }
+                    bytes += size;
+                    tables.push(meta);
+                }
+                let next_start_after = match tables.last() {
+                    Some(last) if more => last.name.clone(),
+                    _ => String::new(),
+                };
+                proto::ListTablesResponse {
+                    tables,
+                    revision: registry.revision(),
+                    next_start_after,
+                }
             })
             .await?;
         Ok(Response::new(response))
@@ -904,6 +952,19 @@ impl MetasrvRpc for Metasrv {
                             kind: None,
                         }),
                         WatchOutput::Failed(message) => Err(Status::internal(message)),
+                        WatchOutput::Truncated { through } => {
+                            let mut status = Status::out_of_range(format!(
+                                "the log before revision {} was removed after a checkpoint; load a snapshot (Snapshot) and watch from its revision",
+                                through.saturating_add(1)
+                            ));
+                            status.metadata_mut().insert(
+                                crate::error::REASON_HEADER,
+                                tonic::metadata::MetadataValue::from_static(
+                                    crate::error::LOG_TRUNCATED,
+                                ),
+                            );
+                            Err(status)
+                        }
                         WatchOutput::Done => return,
                     };
                     let end = item.is_err();
@@ -931,6 +992,32 @@ impl MetasrvRpc for Metasrv {
         Ok(Response::new(Box::pin(
             tokio_stream::wrappers::ReceiverStream::new(rx),
         )))
+    }
+
+    type SnapshotStream = SnapshotStream;
+
+    async fn snapshot(
+        &self,
+        _request: Request<proto::SnapshotRequest>,
+    ) -> Result<Response<Self::SnapshotStream>, Status> {
+        let store = self.store.clone();
+        let registry = tokio::task::spawn_blocking(move || store.load())
+            .await
+            .map_err(|e| Status::internal(e.to_string()))?
+            .map_err(|e| Status::unavailable(format!("metasrv cannot load its store: {e}")))?;
+        let encoded = checkpoint::Encoded::new(&registry, SNAPSHOT_CHUNK_BYTES);
+        let first = proto::SnapshotChunk {
+            header: Some(encoded.header.clone()),
+            chunk: Vec::new(),
+        };
+        let chunks: Vec<Result<proto::SnapshotChunk, Status>> = std::iter::once(first)
+            .chain(encoded.chunks().map(|chunk| proto::SnapshotChunk {
+                header: None,
+                chunk: chunk.to_vec(),
+            }))
+            .map(Ok)
+            .collect();
+        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
     }
 
     async fn node_status(

@@ -11,9 +11,14 @@
 //! * `e/<revision as 20 digits>` → protobuf `ChangeEvent`
 //! * `m/revision` → last revision, 8 bytes big-endian
 //! * `m/lease` → protobuf `Lease`
+//! * `m/truncated` → the highest revision removed by truncation, 8 bytes big-endian
+//! * `c/head` → protobuf `CheckpointHeader` of the newest checkpoint
+//! * `c/<revision as 20 digits>/<chunk as 10 digits>` → its chunks ([`crate::checkpoint`])
 //!
 //! Every write is one `WriteBatch` written with `sync = true`, so it is on disk before the
-//! coordinator (or the election) acts on it. A mutex makes each check-then-write one step
+//! coordinator (or the election) acts on it. A checkpoint's chunks, its header and the
+//! removal of the previous checkpoint's chunks are one batch, and a truncation's range
+//! deletion and its marker another, so a crash leaves either state whole. A mutex makes each check-then-write one step
 //! within the process; RocksDB's directory lock keeps other processes out.
 
 use std::path::Path;
@@ -22,6 +27,7 @@ use std::sync::Mutex;
 use lake_core::{ChangeEvent, Fence, Lease};
 use prost::Message;
 
+use crate::checkpoint;
 use crate::convert;
 use crate::proto;
 
@@ -29,9 +35,23 @@ pub use lake_core::store::{EventStore, StoreError};
 
 const REVISION_KEY: &[u8] = b"m/revision";
 const LEASE_KEY: &[u8] = b"m/lease";
+const TRUNCATED_KEY: &[u8] = b"m/truncated";
+const CHECKPOINT_HEAD_KEY: &[u8] = b"c/head";
+
+/// Bytes per stored checkpoint chunk: 1 MiB.
+const CHECKPOINT_CHUNK_BYTES: usize = 1 << 20;
 
 fn event_key(revision: u64) -> Vec<u8> {
     format!("e/{revision:020}").into_bytes()
+}
+
+/// The key of chunk `chunk` of the checkpoint at `revision`; `c/<revision>/` (no chunk)
+/// bounds the checkpoints before it.
+fn chunk_key(revision: u64, chunk: Option<u32>) -> Vec<u8> {
+    match chunk {
+        Some(chunk) => format!("c/{revision:020}/{chunk:010}").into_bytes(),
+        None => format!("c/{revision:020}/").into_bytes(),
+    }
 }
 
 /// The embedded store: RocksDB in a local directory.
@@ -97,6 +117,52 @@ impl RocksStore {
         write_options.set_sync(true);
         self.db.write_opt(batch, &write_options).map_err(io)
     }
+
+    /// Refuses a write of a leader the lease no longer names.
+    fn check_fence(&self, fence: &Fence) -> Result<(), StoreError> {
+        let lease = self.read_lease()?;
+        if fence.admits(lease.as_ref()) {
+            return Ok(());
+        }
+        Err(StoreError::ConditionFailed(format!(
+            "the write of leader {} (epoch {}) is fenced off: the lease is now {}",
+            fence.holder,
+            fence.epoch,
+            lease.map_or("absent".to_string(), |l| format!(
+                "epoch {} held by {:?}",
+                l.epoch, l.holder
+            ))
+        )))
+    }
+
+    fn read_u64(&self, key: &[u8]) -> Result<u64, StoreError> {
+        match self.db.get(key).map_err(io)? {
+            None => Ok(0),
+            Some(bytes) => {
+                let array: [u8; 8] =
+                    bytes
+                        .as_slice()
+                        .try_into()
+                        .map_err(|_| StoreError::Corrupt {
+                            revision: 0,
+                            message: format!("{} is not 8 bytes", String::from_utf8_lossy(key)),
+                        })?;
+                Ok(u64::from_be_bytes(array))
+            }
+        }
+    }
+
+    fn checkpoint_header(&self) -> Result<Option<proto::CheckpointHeader>, StoreError> {
+        let Some(bytes) = self.db.get(CHECKPOINT_HEAD_KEY).map_err(io)? else {
+            return Ok(None);
+        };
+        proto::CheckpointHeader::decode(bytes.as_slice())
+            .map(Some)
+            .map_err(|e| StoreError::Corrupt {
+                revision: 0,
+                message: format!("checkpoint header: {e}"),
+            })
+    }
 }
 
 impl EventStore for RocksStore {
@@ -107,18 +173,7 @@ impl EventStore for RocksStore {
         events: &[ChangeEvent],
     ) -> Result<(), StoreError> {
         let _guard = self.lock()?;
-        let lease = self.read_lease()?;
-        if !fence.admits(lease.as_ref()) {
-            return Err(StoreError::ConditionFailed(format!(
-                "the write of leader {} (epoch {}) is fenced off: the lease is now {}",
-                fence.holder,
-                fence.epoch,
-                lease.map_or("absent".to_string(), |l| format!(
-                    "epoch {} held by {:?}",
-                    l.epoch, l.holder
-                ))
-            )));
-        }
+        self.check_fence(fence)?;
         let actual = self.revision()?;
         if actual != base_revision {
             return Err(StoreError::RevisionMismatch {
@@ -182,23 +237,83 @@ impl EventStore for RocksStore {
                 proto::ChangeEvent::decode(value.as_ref()).map_err(|e| corrupt(e.to_string()))?;
             events.push(convert::change_event(decoded).map_err(|e| corrupt(e.to_string()))?);
         }
+        lake_core::store::check_page(after, &events, || self.truncated_through())?;
         Ok(events)
     }
 
     fn revision(&self) -> Result<u64, StoreError> {
-        match self.db.get(REVISION_KEY).map_err(io)? {
-            None => Ok(0),
-            Some(bytes) => {
-                let array: [u8; 8] =
-                    bytes
-                        .as_slice()
-                        .try_into()
-                        .map_err(|_| StoreError::Corrupt {
-                            revision: 0,
-                            message: "revision key is not 8 bytes".into(),
-                        })?;
-                Ok(u64::from_be_bytes(array))
-            }
+        self.read_u64(REVISION_KEY)
+    }
+
+    fn write_checkpoint(&self, registry: &lake_core::Registry) -> Result<(), StoreError> {
+        let revision = registry.revision();
+        let encoded = checkpoint::Encoded::new(registry, CHECKPOINT_CHUNK_BYTES);
+        let _guard = self.lock()?;
+        if self
+            .checkpoint_header()?
+            .is_some_and(|h| h.revision >= revision)
+        {
+            return Ok(());
         }
+        let mut batch = rocksdb::WriteBatch::default();
+        for (index, chunk) in (0u32..).zip(encoded.chunks()) {
+            batch.put(chunk_key(revision, Some(index)), chunk);
+        }
+        batch.put(CHECKPOINT_HEAD_KEY, encoded.header.encode_to_vec());
+        // Every earlier checkpoint's chunks (`c/<digits>` sorts before `c/head`).
+        batch.delete_range(b"c/".as_slice(), chunk_key(revision, None).as_slice());
+        self.write_synced(batch)
+    }
+
+    fn read_checkpoint(&self) -> Result<Option<lake_core::Registry>, StoreError> {
+        // One view of header and chunks, so a concurrent checkpoint cannot swap the chunks.
+        let snapshot = self.db.snapshot();
+        let Some(bytes) = snapshot.get(CHECKPOINT_HEAD_KEY).map_err(io)? else {
+            return Ok(None);
+        };
+        let header =
+            proto::CheckpointHeader::decode(bytes.as_slice()).map_err(|e| StoreError::Corrupt {
+                revision: 0,
+                message: format!("checkpoint header: {e}"),
+            })?;
+        checkpoint::check_header(&header)?;
+        let mut bytes = Vec::with_capacity(usize::try_from(header.bytes).unwrap_or(0));
+        for index in 0..header.chunks {
+            let chunk = snapshot
+                .get(chunk_key(header.revision, Some(index)))
+                .map_err(io)?
+                .ok_or_else(|| StoreError::Corrupt {
+                    revision: header.revision,
+                    message: format!("checkpoint chunk {index} of {} is missing", header.chunks),
+                })?;
+            bytes.extend_from_slice(&chunk);
+        }
+        checkpoint::decode(&header, &bytes).map(Some)
+    }
+
+    fn truncate(&self, fence: &Fence, through: u64) -> Result<(), StoreError> {
+        let _guard = self.lock()?;
+        self.check_fence(fence)?;
+        let covered = self.checkpoint_header()?.map_or(0, |h| h.revision);
+        let last = self.revision()?;
+        if through > covered || through >= last {
+            return Err(StoreError::Refused(format!(
+                "cannot truncate the log through revision {through}: the checkpoint covers {covered} and the last revision ({last}) stays"
+            )));
+        }
+        if through <= self.truncated_through()? {
+            return Ok(());
+        }
+        let mut batch = rocksdb::WriteBatch::default();
+        batch.delete_range(
+            event_key(0).as_slice(),
+            event_key(through.saturating_add(1)).as_slice(),
+        );
+        batch.put(TRUNCATED_KEY, through.to_be_bytes());
+        self.write_synced(batch)
+    }
+
+    fn truncated_through(&self) -> Result<u64, StoreError> {
+        self.read_u64(TRUNCATED_KEY)
     }
 }

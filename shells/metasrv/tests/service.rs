@@ -180,6 +180,138 @@ async fn an_oversized_operation_id_is_refused_and_the_table_stays_usable() {
     assert_eq!(store.load().expect("replays").revision(), v1.revision);
 }
 
+/// A watcher behind the log's start (the events it needs were removed after a checkpoint)
+/// is told so with a reason the client recognizes, and `Snapshot` brings the registry at
+/// the last revision (the checkpoint and the log after it), from which watching works.
+#[tokio::test]
+async fn a_watch_behind_the_truncated_log_is_told_so_and_a_snapshot_resyncs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (client, store) = start(dir.path()).await;
+    for i in 0..10 {
+        client
+            .create_namespace(&format!("n{i}"))
+            .await
+            .expect("namespace");
+    }
+    let whole = store.load().expect("load");
+    assert_eq!(whole.revision(), 10);
+    let fence = store
+        .read_lease()
+        .expect("lease")
+        .expect("the node holds it")
+        .fence();
+    store.write_checkpoint(&whole).expect("checkpoint");
+    store.truncate(&fence, 8).expect("truncate");
+
+    let mut items = Box::pin(client.watch_items(3, true).await.expect("watch"));
+    let err = match items.next().await {
+        Some(Err(err)) => err,
+        other => panic!("expected the stream to end with an error, got {other:?}"),
+    };
+    assert!(err.is_log_truncated(), "{err}");
+    assert!(err.to_string().contains("revision 9"), "{err}");
+
+    let snapshot = client.snapshot().await.expect("snapshot");
+    assert_eq!(snapshot, whole);
+    client.create_namespace("n10").await.expect("namespace");
+    let mut events = Box::pin(
+        client
+            .watch(snapshot.revision(), false)
+            .await
+            .expect("watch"),
+    );
+    let next = events.next().await.expect("an event").expect("event");
+    assert_eq!(next.revision, 11);
+    // A watch from the log's start (revisions 1 to 8 removed, 9 on kept) replays.
+    let kept: Vec<u64> = client
+        .watch(8, false)
+        .await
+        .expect("watch")
+        .map(|e| e.expect("event").revision)
+        .collect()
+        .await;
+    assert_eq!(kept, vec![9, 10, 11]);
+}
+
+/// The table names of `namespace`, page by page at `limit`, and the page sizes.
+async fn list_pages(addr: std::net::SocketAddr, namespace: &str, limit: u32) -> Vec<Vec<String>> {
+    let mut rpc =
+        lake_metasrv::proto::metasrv_client::MetasrvClient::connect(format!("http://{addr}"))
+            .await
+            .expect("connect");
+    let mut pages = Vec::new();
+    let mut start_after = String::new();
+    loop {
+        let page = rpc
+            .list_tables(lake_metasrv::proto::ListTablesRequest {
+                namespace: namespace.into(),
+                start_after: start_after.clone(),
+                limit,
+            })
+            .await
+            .expect("list")
+            .into_inner();
+        pages.push(page.tables.iter().map(|t| t.name.clone()).collect());
+        if page.next_start_after.is_empty() {
+            return pages;
+        }
+        start_after = page.next_start_after;
+        assert!(pages.len() < 100, "the pages end");
+    }
+}
+
+/// ListTables answers a page at a time, bounded by count and by bytes (wide schemas), so
+/// no answer grows with the namespace.
+#[tokio::test]
+async fn list_tables_answers_in_bounded_pages() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(RocksStore::open(dir.path()).expect("open"));
+    let metasrv = Metasrv::start(store).expect("start");
+    let addr = metasrv
+        .spawn_server("127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("serve");
+    let client = MetasrvClient::connect(&format!("http://{addr}"))
+        .await
+        .expect("connect");
+    client.create_namespace("ns").await.expect("ns");
+    for i in 0..5 {
+        client
+            .create_table("ns", &format!("t{i}"), schema_ipc())
+            .await
+            .expect("table");
+    }
+    let names = |pages: &[Vec<String>]| pages.concat();
+    let pages = list_pages(addr, "ns", 2).await;
+    assert_eq!(pages.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2, 1]);
+    assert_eq!(names(&pages), ["t0", "t1", "t2", "t3", "t4"]);
+    assert_eq!(list_pages(addr, "ns", 0).await.len(), 1, "100 by default");
+
+    // Four tables whose schemas are 700 KB each: at most 2 MiB of them per page.
+    client.create_namespace("wide").await.expect("ns");
+    let metadata = std::collections::HashMap::from([("doc".to_string(), "x".repeat(700_000))]);
+    let schema = arrow_schema::Schema::new_with_metadata(
+        vec![arrow_schema::Field::new(
+            "id",
+            arrow_schema::DataType::Int64,
+            false,
+        )],
+        metadata,
+    );
+    let mut writer = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &schema).expect("ipc");
+    writer.finish().expect("finish");
+    let wide = writer.into_inner().expect("bytes");
+    for i in 0..4 {
+        client
+            .create_table("wide", &format!("w{i}"), wide.clone())
+            .await
+            .expect("wide table");
+    }
+    let pages = list_pages(addr, "wide", 1_000).await;
+    assert_eq!(pages.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2]);
+    assert_eq!(names(&pages), ["w0", "w1", "w2", "w3"]);
+}
+
 #[tokio::test]
 async fn watch_replays_from_a_revision_then_follows() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -611,6 +743,18 @@ impl EventStore for FlakyReads {
     }
     fn revision(&self) -> Result<u64, StoreError> {
         self.inner.revision()
+    }
+    fn write_checkpoint(&self, registry: &lake_core::Registry) -> Result<(), StoreError> {
+        self.inner.write_checkpoint(registry)
+    }
+    fn read_checkpoint(&self) -> Result<Option<lake_core::Registry>, StoreError> {
+        self.inner.read_checkpoint()
+    }
+    fn truncate(&self, fence: &lake_core::Fence, through: u64) -> Result<(), StoreError> {
+        self.inner.truncate(fence, through)
+    }
+    fn truncated_through(&self) -> Result<u64, StoreError> {
+        self.inner.truncated_through()
     }
 }
 

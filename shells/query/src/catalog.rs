@@ -203,6 +203,7 @@ async fn stream(catalog: std::sync::Weak<Catalog>, id: u64, from: u64) {
     };
     let feed = |input| catalog.upgrade().map(|c| c.feed(input)).is_some();
     let error = match metasrv.watch_items(from, true).await {
+        Err(e) if e.is_log_truncated() => e,
         Ok(items) => {
             if !feed(FollowerInput::StreamOpened { stream: id }) {
                 return;
@@ -216,26 +217,36 @@ async fn stream(catalog: std::sync::Weak<Catalog>, id: u64, from: u64) {
                     Some(Ok(Watched::Heartbeat { .. })) => {
                         FollowerInput::StreamHeartbeat { stream: id }
                     }
-                    Some(Err(e)) => break e.to_string(),
-                    None => break "the server ended the stream".to_string(),
+                    Some(Err(e)) => break e,
+                    None => {
+                        break lake_metasrv::MetasrvError::Malformed(
+                            "the server ended the stream".into(),
+                        );
+                    }
                 };
                 if !feed(input) {
                     return;
                 }
             }
         }
-        Err(e) => e.to_string(),
+        Err(e) => e,
     };
-    feed(FollowerInput::StreamEnded { stream: id, error });
+    feed(if error.is_log_truncated() {
+        // The events after `from` are gone: the follower loads a snapshot.
+        FollowerInput::StreamTruncated {
+            stream: id,
+            after: from,
+        }
+    } else {
+        FollowerInput::StreamEnded {
+            stream: id,
+            error: error.to_string(),
+        }
+    });
 }
 
-/// The whole registry: the change stream from revision 0, not followed, replayed.
+/// The whole registry at Metasrv's last revision ([`MetasrvClient::snapshot`]: its
+/// checkpoint and the log after it, never the whole history).
 async fn fetch_snapshot(metasrv: &MetasrvClient) -> Result<Registry, QueryError> {
-    let mut events = Vec::new();
-    let mut stream = Box::pin(metasrv.watch(0, false).await?);
-    while let Some(event) = stream.next().await {
-        events.push(event?);
-    }
-    Registry::from_log(&events)
-        .map_err(|e| QueryError::Execution(format!("metasrv snapshot does not replay: {e}")))
+    Ok(metasrv.snapshot().await?)
 }
