@@ -20,4 +20,5 @@ CARGO_TARGET_DIR="$target" python3 -m pytest -q shells/cli/tests/python
 # mean nothing; `cargo run --release --bin lake-bench` is the benchmark.
 CARGO_TARGET_DIR="$target" cargo build --workspace --locked
 "$target/debug/lake-bench" --no-install --scale 0.01 --runs 1 --commit-seconds 1 --file-mib 64 \
+  --startup-tables 50 --startup-versions 20 \
   --out "$target/bench-smoke" >/dev/null

@@ -41,7 +41,7 @@ use lake::tpch;
 use lake_metasrv::bench::quantile;
 use lake_sdk::LakeClient;
 
-use report::{Commits, CommitsAt, Ingest, Memory, PointReads, Query, Results, Tpch};
+use report::{Commits, CommitsAt, Ingest, Memory, PointReads, Query, Results, Startup, Tpch};
 
 /// The allocator `lake` uses (see `shells/cli/src/main.rs`), so the `lake serve` child
 /// measures what users run; DataFusion in this process gets it too, as `datafusion-cli` does.
@@ -89,6 +89,12 @@ struct Args {
     /// Seconds per writer count in the commits section.
     #[arg(long, default_value_t = 5)]
     commit_seconds: u64,
+    /// Tables of the Metasrv store the startup section builds.
+    #[arg(long, default_value_t = 10_000)]
+    startup_tables: u64,
+    /// Committed versions per table of that store.
+    #[arg(long, default_value_t = 100)]
+    startup_versions: u64,
     /// Python interpreter that runs bench/peers.py.
     #[arg(long, default_value = "python3")]
     python: String,
@@ -132,6 +138,7 @@ enum Section {
     Memory,
     Files,
     Iceberg,
+    Startup,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -245,6 +252,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
     }
     if args.wants(Section::Files) {
         results.files = Some(files::files(&work, args.file_mib).await?);
+    }
+    if args.wants(Section::Startup) {
+        results.startup = Some(startup(&work.join("startup"), &args).await?);
     }
     let markdown = results.markdown();
     std::fs::write(args.out.join("results.md"), &markdown)?;
@@ -673,6 +683,29 @@ async fn commits(dir: &Path, seconds: u64) -> anyhow::Result<Commits> {
     })
 }
 
+/// A Metasrv store of `--startup-tables` × `--startup-versions`: loading it by replaying
+/// the whole log against loading its checkpoint and the tail, and a node's start on it.
+async fn startup(dir: &Path, args: &Args) -> anyhow::Result<Startup> {
+    let (tables, versions) = (args.startup_tables, args.startup_versions);
+    eprintln!("lake-bench: metasrv startup on {tables} tables × {versions} versions ...");
+    std::fs::create_dir_all(dir)?;
+    let s = lake_metasrv::bench::measure_startup(dir, tables, versions).await?;
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    Ok(Startup {
+        tables,
+        versions_per_table: versions,
+        events: s.events,
+        replay_ms: ms(s.replay),
+        checkpoint_ms: ms(s.checkpoint),
+        checkpoint_bytes: s.checkpoint_bytes,
+        load_ms: ms(s.load),
+        node_start_ms: ms(s.node_start),
+        ratio_load_vs_replay: ms(s.load) / ms(s.replay).max(1e-3),
+        registry_rss_bytes: s.registry_rss_bytes,
+        registry_rss_bytes_per_table: s.registry_rss_bytes / tables.max(1),
+    })
+}
+
 impl Results {
     fn new(scale: f64) -> Self {
         Self {
@@ -685,6 +718,7 @@ impl Results {
             memory: Memory::default(),
             files: None,
             iceberg: None,
+            startup: None,
         }
     }
 }

@@ -31,6 +31,33 @@ pub struct Results {
     /// Lineitem as an external Iceberg table: Lake's `iceberg` catalog against DuckDB's
     /// Iceberg reader on the same snapshot (`--sections iceberg`).
     pub iceberg: Option<Iceberg>,
+    /// Metasrv loading a large registry with and without a checkpoint
+    /// (`--sections startup`).
+    pub startup: Option<Startup>,
+}
+
+/// Metasrv's start on a RocksDB store of `tables` × `versions_per_table`
+/// (`lake_metasrv::bench::measure_startup`).
+#[derive(Serialize, Debug)]
+pub struct Startup {
+    pub tables: u64,
+    pub versions_per_table: u64,
+    /// Events in the log before the checkpoint.
+    pub events: u64,
+    /// Loading by replaying the whole log (every start before checkpoints), ms.
+    pub replay_ms: f64,
+    /// Writing the checkpoint, ms, and its encoded size.
+    pub checkpoint_ms: f64,
+    pub checkpoint_bytes: u64,
+    /// Loading the checkpoint and the log after it, ms.
+    pub load_ms: f64,
+    /// A node started on the checkpointed store until its first acknowledged commit, ms.
+    pub node_start_ms: f64,
+    /// load ÷ replay (below 1: the checkpoint is faster).
+    pub ratio_load_vs_replay: f64,
+    /// Resident memory of the loaded registry (RSS delta), bytes, and per table.
+    pub registry_rss_bytes: u64,
+    pub registry_rss_bytes_per_table: u64,
 }
 
 /// One query of the `iceberg` section.
@@ -341,6 +368,23 @@ impl Results {
                 );
             }
             s.push('\n');
+        }
+        if let Some(u) = &self.startup {
+            let _ = writeln!(
+                s,
+                "## Metasrv startup ({} tables × {} versions, {} events)\n\n| whole-log replay ms | checkpoint write ms | checkpoint MB | checkpoint + tail load ms | ÷ replay | node start to first commit ms | registry RSS MB | bytes/table |\n|---|---|---|---|---|---|---|---|\n| {:.0} | {:.0} | {:.1} | {:.0} | {:.2} | {:.0} | {:.1} | {} |\n",
+                u.tables,
+                u.versions_per_table,
+                u.events,
+                u.replay_ms,
+                u.checkpoint_ms,
+                u.checkpoint_bytes as f64 / 1e6,
+                u.load_ms,
+                u.ratio_load_vs_replay,
+                u.node_start_ms,
+                u.registry_rss_bytes as f64 / 1e6,
+                u.registry_rss_bytes_per_table
+            );
         }
         if let Some(p) = &self.point_reads {
             let _ = writeln!(

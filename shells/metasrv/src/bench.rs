@@ -207,3 +207,150 @@ pub async fn measure_commits(
         p99: quantile(&latencies, 0.99),
     })
 }
+
+/// What [`measure_startup`] saw on one RocksDB store of `tables` tables with
+/// `versions_per_table` committed versions each (plus a namespace and the table creations:
+/// `events` in all).
+#[derive(Debug, Clone, Copy)]
+pub struct Startup {
+    pub tables: u64,
+    pub versions_per_table: u64,
+    pub events: u64,
+    /// Loading the registry by replaying the whole log (no checkpoint), as every start did
+    /// before checkpoints.
+    pub replay: Duration,
+    /// Writing the checkpoint of that registry, and its encoded size in bytes.
+    pub checkpoint: Duration,
+    pub checkpoint_bytes: u64,
+    /// Loading the registry from the checkpoint and the log after it
+    /// ([`EventStore::load`](crate::EventStore::load)).
+    pub load: Duration,
+    /// A Metasrv node started on the checkpointed store (reopened): from the start until its
+    /// first commit is acknowledged (election, checkpoint read, tail replay, one synced
+    /// write).
+    pub node_start: Duration,
+    /// Resident memory of the loaded registry: the process's RSS while holding it minus
+    /// before loading it (Linux `/proc/self/statm`; 0 elsewhere). What Metasrv keeps, and
+    /// what a Query replica's catalog cache keeps, per registry.
+    pub registry_rss_bytes: u64,
+}
+
+/// Most events [`measure_startup`] writes: 10,000 tables × 1,000 versions.
+pub const STARTUP_EVENTS_MAX: u64 = 10_000_000;
+
+/// Resident set size of this process in bytes (Linux; 0 elsewhere).
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
+/// Builds a RocksDB store in `dir` (which must be empty) holding `tables` tables of
+/// `versions` versions each, committed round-robin with an operation id and digest each
+/// (as appends are), then measures [`Startup`]: the whole-log replay, the checkpoint, the
+/// load after truncating to the checkpoint (keeping [`NodeConfig::LOG_KEEP`]
+/// (lake_core::NodeConfig::LOG_KEEP) events), and a node's start on it.
+///
+/// # Errors
+/// The store fails, or `tables × versions` exceeds [`STARTUP_EVENTS_MAX`].
+pub async fn measure_startup(
+    dir: &Path,
+    tables: u64,
+    versions: u64,
+) -> Result<Startup, MetasrvError> {
+    use lake_core::{ChangeEvent, NodeConfig};
+
+    use crate::store::{EventStore, RocksStore};
+
+    let events = 1 + tables + tables * versions;
+    if tables.saturating_mul(versions) > STARTUP_EVENTS_MAX {
+        return Err(MetasrvError::Config(format!(
+            "{tables} tables × {versions} versions is more than {STARTUP_EVENTS_MAX} events"
+        )));
+    }
+    let path = dir.to_path_buf();
+    let measured = tokio::task::spawn_blocking(move || -> Result<_, MetasrvError> {
+        let store = RocksStore::open(&path)?;
+        let lease = lake_core::Lease {
+            epoch: 1,
+            holder: "bench".into(),
+            address: String::new(),
+            renewal: 0,
+        };
+        store.write_lease(None, &lease)?;
+        let fence = lease.fence();
+        let mut revision = 0;
+        while revision < events {
+            let batch: Vec<ChangeEvent> = (revision + 1..=events.min(revision + 4096))
+                .map(|r| lake_core::store::contract::fleet_event(tables, r))
+                .collect();
+            store.append(&fence, revision, &batch)?;
+            revision += batch.len() as u64;
+        }
+        let started = Instant::now();
+        let registry = store.load()?;
+        let replay = started.elapsed();
+        let started = Instant::now();
+        store.write_checkpoint(&registry)?;
+        let checkpoint = started.elapsed();
+        let checkpoint_bytes = crate::checkpoint::Encoded::new(&registry, 1 << 20)
+            .header
+            .bytes;
+        store.truncate(&fence, events.saturating_sub(NodeConfig::LOG_KEEP))?;
+        // Released, so the node started next takes the lease at once.
+        store.write_lease(
+            Some(&lease),
+            &lake_core::Lease {
+                holder: String::new(),
+                renewal: 1,
+                ..lease.clone()
+            },
+        )?;
+        drop(registry);
+        drop(store);
+        let store = RocksStore::open(&path)?;
+        let before = rss_bytes();
+        let started = Instant::now();
+        let registry = store.load()?;
+        let load = started.elapsed();
+        let registry_rss_bytes = rss_bytes().saturating_sub(before);
+        drop(registry);
+        Ok((
+            replay,
+            checkpoint,
+            checkpoint_bytes,
+            load,
+            registry_rss_bytes,
+            store,
+        ))
+    })
+    .await
+    .map_err(|e| MetasrvError::Malformed(format!("startup measurement failed: {e}")))??;
+    let (replay, checkpoint, checkpoint_bytes, load, registry_rss_bytes, store) = measured;
+    let started = Instant::now();
+    let metasrv = Metasrv::start(std::sync::Arc::new(store))?;
+    let mut retries = 0;
+    mutate_until_answered(
+        &metasrv,
+        &Mutation::CreateNamespace {
+            name: "started".into(),
+        },
+        |_| false,
+        &mut retries,
+    )
+    .await?;
+    let node_start = started.elapsed();
+    metasrv.shutdown().await;
+    Ok(Startup {
+        tables,
+        versions_per_table: versions,
+        events,
+        replay,
+        checkpoint,
+        checkpoint_bytes,
+        load,
+        node_start,
+        registry_rss_bytes,
+    })
+}
