@@ -9,8 +9,10 @@
 //! node, a dropped connection); giving a reader's read-your-writes token `fetch_grace_ms`
 //! for the stream to bring it before asking for a snapshot (coalesced: one fetch however
 //! many readers wait; a token no snapshot brings is given up after three fetches); retrying
-//! a failed snapshot fetch after `fetch_retry_ms`, and a fetch with no answer after
-//! `fetch_deadline_ms`.
+//! a failed snapshot fetch after `fetch_retry_ms`, and a fetch with no answer or progress
+//! for `fetch_deadline_ms`; and, when the stream is told the log no longer holds what the
+//! cache lacks (truncated after a checkpoint), fetching a snapshot and keeping the stream
+//! closed until it arrives.
 //!
 //! Calling contract, as for the other machines: feed [`FollowerInput`]s with the replica's
 //! clock through [`Follower::handle`], drain [`Follower::poll`], and tick no later than
@@ -19,7 +21,8 @@
 //! its items, then [`FollowerInput::StreamEnded`] when it breaks or cannot open, each with
 //! the stream's id. [`FollowerOutput::CloseStream`] drops the stream. For
 //! [`FollowerOutput::FetchSnapshot`], fetch the whole registry (an earlier fetch may be
-//! dropped) and feed [`FollowerInput::Fetched`] with the fetch's id. Inputs naming a stream
+//! dropped), feed [`FollowerInput::FetchProgress`] as its messages arrive and
+//! [`FollowerInput::Fetched`] with the fetch's id at the end. Inputs naming a stream
 //! or fetch that is no longer current are ignored, so a shell need not filter them.
 
 use std::collections::VecDeque;
@@ -42,7 +45,8 @@ pub struct FollowerConfig {
     pub fetch_grace_ms: i64,
     /// Wait before retrying a failed snapshot fetch.
     pub fetch_retry_ms: i64,
-    /// A fetch with no answer this long is made again.
+    /// A fetch with no answer and no progress ([`FollowerInput::FetchProgress`]) this long
+    /// is made again.
     pub fetch_deadline_ms: i64,
     /// Snapshots fetched for one reader's token before it is given up (its reader times
     /// out; a token above the store's head, say from a restored store, never arrives).
@@ -52,7 +56,8 @@ pub struct FollowerConfig {
 impl FollowerConfig {
     /// What Lake's Query replica runs with, given the Metasrv lease: reconnects from 100 ms
     /// to 5 s, 10 s of silence, a 200 ms grace for tokens, fetch retries after 500 ms, a
-    /// 120 s fetch deadline (a fetch replays the whole log), three fetches per token.
+    /// fetch made again after 10 s without progress (Metasrv sends a keepalive every 2 s
+    /// while it loads a snapshot, then 1 MiB messages), three fetches per token.
     pub fn new(lease_ms: i64) -> Self {
         Self {
             lease_ms,
@@ -61,7 +66,7 @@ impl FollowerConfig {
             silence_max_ms: 10_000,
             fetch_grace_ms: 200,
             fetch_retry_ms: 500,
-            fetch_deadline_ms: 120_000,
+            fetch_deadline_ms: 10_000,
             fetches_per_need: 3,
         }
     }
@@ -80,9 +85,12 @@ pub enum FollowerInput {
     StreamEnded { stream: u64, error: String },
     /// Stream `stream` ended because the log no longer holds the events after revision
     /// `after` (where it started; they were removed after a checkpoint, see
-    /// [`crate::WatchOutput::Truncated`]): a snapshot is fetched at once (a new fetch, even
-    /// if one is out), and the stream reopens from the snapshot's revision.
+    /// [`crate::WatchOutput::Truncated`]): a snapshot is fetched at once (unless one is
+    /// out), and the stream stays closed until it arrives, then reopens from its revision.
     StreamTruncated { stream: u64, after: u64 },
+    /// Fetch `fetch` is making progress (a message of the snapshot arrived): its deadline
+    /// starts again.
+    FetchProgress { fetch: u64 },
     /// The answer to fetch `fetch` ([`FollowerOutput::FetchSnapshot`]).
     Fetched {
         fetch: u64,
@@ -124,6 +132,9 @@ enum Stream {
     Open { heard_ms: i64 },
     /// Lost; reopened at `retry_at_ms`.
     Down { retry_at_ms: i64 },
+    /// Ended because the log no longer holds what the cache lacks: reopened once a snapshot
+    /// arrived (from its revision).
+    AwaitingSnapshot,
 }
 
 /// A replica's catalog follower. See the module docs.
@@ -177,6 +188,7 @@ impl Follower {
         let mut next = match self.stream {
             Stream::Open { heard_ms } => heard_ms.saturating_add(self.config.silence_max_ms),
             Stream::Down { retry_at_ms } => retry_at_ms,
+            Stream::AwaitingSnapshot => i64::MAX,
         };
         if let Some((_, due, _)) = self.need {
             next = next.min(due);
@@ -212,16 +224,30 @@ impl Follower {
                         "the log no longer holds the events after revision {after} (removed after a checkpoint); loading a snapshot"
                     );
                     self.lost(error, now_ms);
+                    self.stream = Stream::AwaitingSnapshot;
                 }
-                // A new fetch even if one is out: that one may be long lost (a partition),
-                // and a stream opens at most once per backoff.
-                self.fetch();
+                // One fetch at a time (a slow one is never replaced); its deadline covers a
+                // lost one.
+                if self.fetch_again_ms.is_none() {
+                    self.fetch();
+                    self.fetch_again_ms =
+                        Some(now_ms.saturating_add(self.config.fetch_deadline_ms));
+                }
+            }
+            FollowerInput::FetchProgress { fetch }
+                if fetch == self.fetch_id && self.fetch_again_ms.is_some() =>
+            {
                 self.fetch_again_ms = Some(now_ms.saturating_add(self.config.fetch_deadline_ms));
             }
             FollowerInput::Fetched { fetch, result } if fetch == self.fetch_id => match result {
                 Ok(registry) => {
                     self.fetch_again_ms = None;
                     self.feed(CacheInput::Snapshot(registry), now_ms);
+                    if self.stream == Stream::AwaitingSnapshot {
+                        self.stream = Stream::Down {
+                            retry_at_ms: now_ms,
+                        };
+                    }
                     // A token the snapshot did not bring (acknowledged while it was read):
                     // ask again after the retry wait, a few times.
                     if let Some((want, _, fetches)) = self.need {
@@ -593,6 +619,19 @@ mod tests {
                 _ => None,
             })
             .expect("a snapshot is fetched at once, with no reader waiting");
+        // Until it arrives the stream stays closed (reopening it from revision 0 would only
+        // be told the same again), and the fetch is not replaced however long it takes.
+        f.handle(FollowerInput::Tick, 15);
+        f.handle(FollowerInput::StreamTruncated { stream, after: 0 }, 16);
+        f.handle(FollowerInput::Tick, 9_000);
+        let waiting = drain(&mut f);
+        assert!(
+            !waiting.iter().any(|o| matches!(
+                o,
+                FollowerOutput::OpenStream { .. } | FollowerOutput::FetchSnapshot { .. }
+            )),
+            "{waiting:?}"
+        );
         let log: Vec<ChangeEvent> = (1..=50).map(event).collect();
         let registry = Registry::from_log(&log).expect("replays");
         f.handle(
@@ -600,16 +639,50 @@ mod tests {
                 fetch,
                 result: Ok(registry),
             },
-            20,
+            9_010,
         );
-        assert!(drain(&mut f).contains(&FollowerOutput::Advanced(50)));
-        let at = f.next_deadline_ms();
-        f.handle(FollowerInput::Tick, at);
-        match drain(&mut f).as_slice() {
+        // The snapshot arrives: the cache moves to it and the stream reopens from it at once.
+        let out = drain(&mut f);
+        assert!(out.contains(&FollowerOutput::Advanced(50)), "{out:?}");
+        match out.as_slice() {
             [.., FollowerOutput::OpenStream { from_revision, .. }] => {
                 assert_eq!(*from_revision, 50, "the stream reopens after the snapshot");
             }
             other => panic!("expected OpenStream, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_fetch_that_makes_progress_is_not_made_again_and_a_silent_one_is() {
+        let mut f = follower();
+        let stream = opened(&drain(&mut f));
+        f.handle(FollowerInput::StreamOpened { stream }, 0);
+        f.handle(FollowerInput::StreamTruncated { stream, after: 0 }, 0);
+        let fetches = |out: &[FollowerOutput]| -> Vec<u64> {
+            out.iter()
+                .filter_map(|o| match o {
+                    FollowerOutput::FetchSnapshot { fetch } => Some(*fetch),
+                    _ => None,
+                })
+                .collect()
+        };
+        let first = fetches(&drain(&mut f));
+        assert_eq!(first.len(), 1);
+        // Progress at 9 s: the deadline moves to 19 s.
+        f.handle(FollowerInput::FetchProgress { fetch: first[0] }, 9_000);
+        f.handle(FollowerInput::Tick, 18_999);
+        assert!(fetches(&drain(&mut f)).is_empty(), "still progressing");
+        f.handle(FollowerInput::Tick, 19_000);
+        let again = fetches(&drain(&mut f));
+        assert_eq!(again.len(), 1, "10 s without progress: made again");
+        assert_ne!(again[0], first[0]);
+        // A late word of the first fetch changes nothing.
+        f.handle(FollowerInput::FetchProgress { fetch: first[0] }, 19_001);
+        f.handle(FollowerInput::Tick, 29_000);
+        assert_eq!(
+            fetches(&drain(&mut f)).len(),
+            1,
+            "the second fetch's own deadline"
+        );
     }
 }

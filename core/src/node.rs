@@ -500,7 +500,13 @@ impl Node {
             .collect();
         for (call, purpose) in expired {
             self.calls.remove(&call);
-            let error = || StoreError::Io("no answer before the call's deadline".into());
+            let allowed = match purpose {
+                Purpose::ReadCheckpoint { .. } | Purpose::Checkpoint { .. } => {
+                    self.config.checkpoint_deadline_ms
+                }
+                _ => self.config.store_deadline_ms,
+            };
+            let error = || StoreError::Io(format!("no answer within {allowed} ms"));
             let answer = match purpose {
                 Purpose::ReadLease => StoreAnswer::Lease(Err(error())),
                 Purpose::Load { .. } => StoreAnswer::Log(Err(error())),
@@ -591,7 +597,7 @@ impl Node {
                 }
                 ElectionOutput::Elected { epoch } => {
                     self.event(NodeEvent::Elected { epoch });
-                    self.open_term(epoch, now_ms);
+                    self.open_term(epoch, now_ms, now_ms);
                 }
                 ElectionOutput::SteppedDown { epoch } => {
                     self.event(NodeEvent::SteppedDown { epoch });
@@ -602,8 +608,8 @@ impl Node {
     }
 
     /// Opens a serving term of `epoch` (leaving the current one): reconciliation starts
-    /// with the checkpoint.
-    fn open_term(&mut self, epoch: u64, now_ms: i64) {
+    /// with the checkpoint, read at `read_at_ms`.
+    fn open_term(&mut self, epoch: u64, read_at_ms: i64, now_ms: i64) {
         self.step_down();
         self.terms += 1;
         let id = self.terms;
@@ -618,11 +624,17 @@ impl Node {
             checkpoint_due: u64::MAX,
             checkpointing: false,
         });
-        self.call(
-            Purpose::ReadCheckpoint { term: id },
-            StoreCall::ReadCheckpoint,
-            now_ms,
-        );
+        if read_at_ms > now_ms {
+            if let Some(term) = &mut self.term {
+                term.retry = Some((read_at_ms, Reread::Checkpoint));
+            }
+        } else {
+            self.call(
+                Purpose::ReadCheckpoint { term: id },
+                StoreCall::ReadCheckpoint,
+                now_ms,
+            );
+        }
     }
 
     /// Leaves the serving term: callers waiting on a write hear "outcome unknown".
@@ -942,11 +954,13 @@ impl Node {
         let events = match result {
             Ok(events) => events,
             // The log starts after what this term needs: start the term over from the
-            // checkpoint that covers it.
+            // checkpoint that covers it (after the retry wait: a store whose marker is
+            // ahead of its checkpoint would otherwise be asked again at once, forever).
             Err(error @ StoreError::Truncated { .. }) => {
                 self.failed("reading the log", &error);
                 if let Some(epoch) = self.term.as_ref().map(|t| t.epoch) {
-                    self.open_term(epoch, now_ms);
+                    let read_at = now_ms.saturating_add(self.config.load_retry_ms);
+                    self.open_term(epoch, read_at, now_ms);
                 }
                 return;
             }

@@ -501,6 +501,26 @@ impl Registry {
             .filter_map(|(_, id)| self.tables.get(id))
     }
 
+    /// Tables of `namespace` named after `after` (all of them when `after` is empty),
+    /// sorted by name: a page of a listing.
+    pub fn tables_in_after<'a>(
+        &'a self,
+        namespace: &'a str,
+        after: &str,
+    ) -> impl Iterator<Item = &'a Arc<TableState>> + 'a {
+        use std::ops::Bound;
+        let start = (namespace.to_string(), after.to_string());
+        let lower = if after.is_empty() {
+            Bound::Included(start)
+        } else {
+            Bound::Excluded(start)
+        };
+        self.names
+            .range((lower, Bound::Unbounded))
+            .take_while(move |((ns, _), _)| ns == namespace)
+            .filter_map(|(_, id)| self.tables.get(id))
+    }
+
     /// All tables, by id.
     pub fn tables(&self) -> impl Iterator<Item = &Arc<TableState>> {
         self.tables.values()

@@ -848,9 +848,9 @@ async fn direct(world: Shared, script: Script) {
                 .borrow_mut()
                 .blocked
                 .extend((0..nodes).flat_map(links));
-            // Away for 12 s (longer than a follower waits on a silent stream, so its stream
-            // is reopened from where it was, not replaced by a snapshot a read asked for)
-            // and until the log no longer holds what it last saw (at most 60 s).
+            // Away for 12 s (longer than a follower waits on a silent stream: its stream is
+            // reopened while it is away, and again after) and until the log no longer holds
+            // what it last saw (at most 60 s more).
             sleep(Duration::from_secs(12)).await;
             for _ in 0..960 {
                 if world.borrow().store.inner().truncated() > start {
@@ -954,7 +954,10 @@ async fn writer(world: Shared, id: usize, tables: Vec<u64>) {
             .acknowledged(&op_id, table_id, version);
         // Read-your-writes at any replica: the token's revision or newer, and the version
         // acknowledged is exactly this commit.
-        let replica = thread_rng().gen_range(0..REPLICAS);
+        // (While replica 0 is away on purpose, no reader asks it: what brings it back is
+        // its stream finding the log truncated, not a reader's snapshot.)
+        let away = world.borrow().script == Script::ReplicaAwayPastTruncation;
+        let replica = thread_rng().gen_range(usize::from(away)..REPLICAS);
         let (reply, rx) = oneshot::channel();
         let sender = world.borrow().reads[replica].clone();
         let _ = sender.unbounded_send(Read {

@@ -49,6 +49,28 @@ impl Encoded {
         }
     }
 
+    /// Refuses to store a checkpoint larger than [`BYTES_MAX`] (no reader would take it,
+    /// and the log it covers would be gone).
+    ///
+    /// # Errors
+    /// [`StoreError::Refused`] naming the size.
+    pub fn check_size(&self) -> Result<(), StoreError> {
+        if self.header.bytes > BYTES_MAX {
+            return Err(StoreError::Refused(format!(
+                "a checkpoint of {} bytes is more than the {BYTES_MAX} a reader accepts",
+                self.header.bytes
+            )));
+        }
+        Ok(())
+    }
+
+    /// Bytes to reserve for reading a checkpoint `header` announces: its length, up to
+    /// 64 MiB (a damaged header makes no reader reserve more; the buffer grows as chunks
+    /// arrive).
+    pub fn capacity_for(header: &proto::CheckpointHeader) -> usize {
+        usize::try_from(header.bytes.min(64 << 20)).unwrap_or(0)
+    }
+
     /// The chunks, in order (`header.chunks` of them).
     pub fn chunks(&self) -> impl Iterator<Item = &[u8]> {
         self.bytes.chunks(self.chunk_bytes)

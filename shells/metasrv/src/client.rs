@@ -532,20 +532,41 @@ impl MetasrvClient {
     /// Transport errors; [`MetasrvError::Malformed`] when the chunks do not match the
     /// header or do not decode.
     pub async fn snapshot(&self) -> Result<lake_core::Registry, MetasrvError> {
+        self.snapshot_with(|| {}).await
+    }
+
+    /// [`Self::snapshot`], calling `progress` for every message that arrives (keepalives
+    /// while the node loads, then chunks): how a caller tells a slow snapshot from a lost
+    /// call.
+    ///
+    /// # Errors
+    /// As [`Self::snapshot`].
+    pub async fn snapshot_with(
+        &self,
+        mut progress: impl FnMut(),
+    ) -> Result<lake_core::Registry, MetasrvError> {
         let mut stream = self
             .call(proto::SnapshotRequest {}, true, |mut rpc, r| async move {
                 rpc.snapshot(r).await
             })
             .await?;
         let malformed = |what: String| MetasrvError::Malformed(format!("snapshot: {what}"));
-        let header = stream
-            .message()
-            .await?
-            .and_then(|first| first.header)
-            .ok_or_else(|| malformed("the first message carries no header".into()))?;
+        let header = loop {
+            let message = stream
+                .message()
+                .await?
+                .ok_or_else(|| malformed("the stream ended before the header".into()))?;
+            progress();
+            match message.header {
+                Some(header) => break header,
+                None if message.chunk.is_empty() => {} // a keepalive
+                None => return Err(malformed("a chunk before the header".into())),
+            }
+        };
         crate::checkpoint::check_header(&header).map_err(|e| malformed(e.to_string()))?;
-        let mut bytes = Vec::new();
+        let mut bytes = Vec::with_capacity(crate::checkpoint::Encoded::capacity_for(&header));
         while let Some(message) = stream.message().await? {
+            progress();
             if bytes.len() as u64 + message.chunk.len() as u64 > header.bytes {
                 return Err(malformed(format!(
                     "more than the {} bytes the header announced",

@@ -9,9 +9,11 @@
 //! | `log` | revision | `event` (B): protobuf `lake.metasrv.v1.ChangeEvent`, or its first part; `parts` (N, only when split): how many parts |
 //! | `logpart` | revision × 1000 + part | `event` (B): part `part` (1, 2, …) of a split event |
 //! | `checkpoint` | 0 | `header` (B): protobuf `CheckpointHeader` of the newest checkpoint; `revision` (N): its revision |
-//! | `ckpt` | revision × 1,000,000 + chunk | `chunk` (B): chunk `chunk` (0, 1, …) of the checkpoint at `revision` ([`crate::checkpoint`]) |
+//! | `ckpt` | revision × 1,000,000 + chunk | `chunk` (B): chunk `chunk` (0, 1, …) of the checkpoint at `revision` ([`crate::checkpoint`]); `sha` (B): that checkpoint's SHA-256 |
 //!
-//! A checkpoint is written chunks first (`BatchWriteItem`), then its header with a
+//! A checkpoint is written chunks first (transactions of conditional puts, each chunk
+//! tagged with the checkpoint's SHA-256 so that a chunk slot never takes another
+//! checkpoint's bytes), then its header with a
 //! `PutItem` conditioned on the stored one being older, then the earlier checkpoints'
 //! chunks are deleted. Truncation is one `TransactWriteItems` (the lease check, a check that
 //! the checkpoint covers the revision, and `head.through` raised), after which the events
@@ -49,8 +51,7 @@ use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue, BillingMode, ConditionCheck, DeleteRequest,
-    KeySchemaElement, KeyType, Put, PutRequest, ScalarAttributeType, TransactWriteItem, Update,
-    WriteRequest,
+    KeySchemaElement, KeyType, Put, ScalarAttributeType, TransactWriteItem, Update, WriteRequest,
 };
 use lake_core::{AppendLimits, ChangeEvent, Fence, Lease, Registry};
 use prost::Message;
@@ -160,6 +161,14 @@ impl DynamoStore {
     /// Most event bytes in one item: an item holds at most 400 KB, keys and attribute
     /// names included.
     pub const ITEM_BYTES: usize = 350_000;
+
+    /// Most items one truncation or checkpoint sweep deletes (a log of millions of events
+    /// truncated for the first time is deleted over several truncations).
+    pub const DELETES_PER_CALL: usize = 50_000;
+
+    /// Checkpoint chunks written in one transaction: as many items of
+    /// [`Self::ITEM_BYTES`] as fit [`Self::MAX_BYTES_PER_APPEND`].
+    pub const CHUNKS_PER_TRANSACTION: usize = Self::MAX_BYTES_PER_APPEND / Self::ITEM_BYTES;
 
     /// The limits [`EventStore::append_limits`] reports.
     pub const LIMITS: AppendLimits = AppendLimits {
@@ -312,14 +321,6 @@ impl DynamoStore {
         Ok(items)
     }
 
-    /// The keys of the items of partition `pk` with sort key below `below`, in order.
-    async fn keys_below(&self, pk: &str, below: u64) -> Result<Vec<Item>, StoreError> {
-        match below.checked_sub(1) {
-            None => Ok(Vec::new()),
-            Some(last) => self.query(pk, 0..=last, Some("pk, sk"), usize::MAX).await,
-        }
-    }
-
     /// Writes `requests` in `BatchWriteItem` calls of 25, retrying what DynamoDB leaves
     /// unprocessed (throttling) with a growing wait, up to 8 times per call.
     async fn batch_write(&self, requests: Vec<WriteRequest>) -> Result<(), StoreError> {
@@ -352,21 +353,33 @@ impl DynamoStore {
         Ok(())
     }
 
-    /// Deletes the items of partition `pk` with sort key below `below`.
+    /// Deletes the items of partition `pk` with sort key below `below`, a page of 1,000
+    /// keys at a time, at most [`Self::DELETES_PER_CALL`] of them (what is left is deleted
+    /// by the next call: readers never see it, see the module docs).
     async fn delete_below(&self, pk: &str, below: u64) -> Result<(), StoreError> {
-        let requests = self
-            .keys_below(pk, below)
-            .await?
-            .into_iter()
-            .map(|key| {
-                DeleteRequest::builder()
-                    .set_key(Some(key))
-                    .build()
-                    .map(|delete| WriteRequest::builder().delete_request(delete).build())
-                    .map_err(build)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        self.batch_write(requests).await
+        let Some(last) = below.checked_sub(1) else {
+            return Ok(());
+        };
+        let mut deleted = 0;
+        while deleted < Self::DELETES_PER_CALL {
+            let keys = self.query(pk, 0..=last, Some("pk, sk"), 1_000).await?;
+            if keys.is_empty() {
+                break;
+            }
+            deleted += keys.len();
+            let requests = keys
+                .into_iter()
+                .map(|key| {
+                    DeleteRequest::builder()
+                        .set_key(Some(key))
+                        .build()
+                        .map(|delete| WriteRequest::builder().delete_request(delete).build())
+                        .map_err(build)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            self.batch_write(requests).await?;
+        }
+        Ok(())
     }
 
     /// Up to `limit` events after `after` as stored (not yet checked for holes).
@@ -423,19 +436,48 @@ impl DynamoStore {
         }
         let base = chunk_base(revision)?;
         let encoded = checkpoint::Encoded::new(registry, Self::ITEM_BYTES);
-        let puts = (0u64..)
-            .zip(encoded.chunks())
-            .map(|(index, chunk)| {
+        encoded.check_size()?;
+        // Chunks are written in transactions whose puts are conditioned on the slot being
+        // free or holding this very checkpoint (same SHA-256): two writers of the same
+        // revision with different bytes (a deposed leader's late call during a rolling
+        // upgrade) can never mix their chunks under one header.
+        let sha = AttributeValue::B(Blob::new(encoded.header.sha256.clone()));
+        let chunks: Vec<(u64, &[u8])> = (0u64..).zip(encoded.chunks()).collect();
+        for group in chunks.chunks(Self::CHUNKS_PER_TRANSACTION) {
+            let mut items = Vec::with_capacity(group.len());
+            for (index, chunk) in group {
                 let mut item = key("ckpt", base + index);
                 item.insert("chunk".into(), AttributeValue::B(Blob::new(chunk.to_vec())));
-                PutRequest::builder()
+                item.insert("sha".into(), sha.clone());
+                let put = Put::builder()
+                    .table_name(&self.table)
                     .set_item(Some(item))
+                    .condition_expression("attribute_not_exists(pk) OR sha = :sha")
+                    .expression_attribute_values(":sha", sha.clone())
                     .build()
-                    .map(|put| WriteRequest::builder().put_request(put).build())
-                    .map_err(build)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        self.batch_write(puts).await?;
+                    .map_err(build)?;
+                items.push(TransactWriteItem::builder().put(put).build());
+            }
+            let written = self
+                .client
+                .transact_write_items()
+                .set_transact_items(Some(items))
+                .send()
+                .await;
+            if let Err(error) = written {
+                return Err(match error.as_service_error() {
+                    Some(TransactWriteItemsError::TransactionCanceledException(_)) => {
+                        StoreError::Refused(format!(
+                            "another checkpoint of revision {revision} holds its chunk slots"
+                        ))
+                    }
+                    Some(e) if throttled(e.code()) => {
+                        StoreError::Refused(format!("dynamodb: {}", e.code().unwrap_or_default()))
+                    }
+                    _ => io("TransactWriteItems", &error),
+                });
+            }
+        }
         let mut item = key("checkpoint", 0);
         item.insert(
             "header".into(),
@@ -479,10 +521,14 @@ impl DynamoStore {
             let last = base + u64::from(header.chunks.max(1)) - 1;
             let chunks = usize::try_from(header.chunks).unwrap_or(usize::MAX);
             let items = self.query("ckpt", base..=last, None, chunks).await?;
-            let mut bytes = Vec::with_capacity(usize::try_from(header.bytes).unwrap_or(0));
+            let mut bytes = Vec::with_capacity(checkpoint::Encoded::capacity_for(&header));
             let mut next = base;
             for item in &items {
-                if number(item, "sk")? != next {
+                let ours = item
+                    .get("sha")
+                    .and_then(|v| v.as_b().ok())
+                    .is_some_and(|sha| sha.as_ref() == header.sha256.as_slice());
+                if number(item, "sk")? != next || !ours {
                     break;
                 }
                 let chunk = item

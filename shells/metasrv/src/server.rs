@@ -83,6 +83,8 @@ pub struct Metasrv {
     leader_rpc: Arc<std::sync::Mutex<Option<LeaderRpc>>>,
     /// How this node calls the leader when it forwards: over TLS when set.
     peer_tls: Option<Arc<crate::ClientTls>>,
+    /// Bounds the `Snapshot` loads running at once ([`SNAPSHOT_LOADS_MAX`]).
+    snapshot_loads: Arc<tokio::sync::Semaphore>,
 }
 
 impl Metasrv {
@@ -125,6 +127,7 @@ impl Metasrv {
             state,
             leader_rpc: Arc::new(std::sync::Mutex::new(None)),
             peer_tls: None,
+            snapshot_loads: Arc::new(tokio::sync::Semaphore::new(SNAPSHOT_LOADS_MAX)),
         };
         tokio::spawn(drive(store, node, rx, events, state_tx));
         Ok(metasrv)
@@ -626,6 +629,13 @@ pub const LIST_TABLES_MAX: usize = 1_000;
 /// always fits: a schema is at most 1 MiB): 2 MiB, under gRPC's 4 MiB message limit.
 pub const LIST_TABLES_BYTES_MAX: usize = 2 << 20;
 
+/// `Snapshot` loads one node runs at once (each holds a registry and its encoding in
+/// memory); more callers wait their turn.
+pub const SNAPSHOT_LOADS_MAX: usize = 2;
+
+/// How often a `Snapshot` call that is still loading sends a keepalive: 2 s.
+pub const SNAPSHOT_KEEPALIVE: Duration = Duration::from_secs(2);
+
 /// Bytes per `Snapshot` message: 1 MiB, well under gRPC's 4 MiB message limit.
 pub const SNAPSHOT_CHUNK_BYTES: usize = 1 << 20;
 
@@ -792,10 +802,7 @@ impl MetasrvRpc for Metasrv {
                 let mut tables: Vec<proto::TableMeta> = Vec::new();
                 let mut bytes = 0;
                 let mut more = false;
-                for table in registry
-                    .tables_in(&r.namespace)
-                    .filter(|t| r.start_after.is_empty() || t.meta.name > r.start_after)
-                {
+                for table in registry.tables_in_after(&r.namespace, &r.start_after) {
                     let meta: proto::TableMeta = (&table.meta).into();
                     let size = meta.encoded_len();
                     if tables.len() == limit
@@ -1000,24 +1007,65 @@ impl MetasrvRpc for Metasrv {
         &self,
         _request: Request<proto::SnapshotRequest>,
     ) -> Result<Response<Self::SnapshotStream>, Status> {
+        // The stream opens at once and the load runs behind it, so a large registry is not
+        // taken for an unanswered call; at most SNAPSHOT_LOADS_MAX loads run at once.
         let store = self.store.clone();
-        let registry = tokio::task::spawn_blocking(move || store.load())
-            .await
-            .map_err(|e| Status::internal(e.to_string()))?
-            .map_err(|e| Status::unavailable(format!("metasrv cannot load its store: {e}")))?;
-        let encoded = checkpoint::Encoded::new(&registry, SNAPSHOT_CHUNK_BYTES);
-        let first = proto::SnapshotChunk {
-            header: Some(encoded.header.clone()),
-            chunk: Vec::new(),
-        };
-        let chunks: Vec<Result<proto::SnapshotChunk, Status>> = std::iter::once(first)
-            .chain(encoded.chunks().map(|chunk| proto::SnapshotChunk {
-                header: None,
-                chunk: chunk.to_vec(),
-            }))
-            .map(Ok)
-            .collect();
-        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+        let loads = self.snapshot_loads.clone();
+        let (tx, rx) = mpsc::channel::<Result<proto::SnapshotChunk, Status>>(4);
+        tokio::spawn(async move {
+            let Ok(_permit) = loads.acquire_owned().await else {
+                return;
+            };
+            let mut load = tokio::task::spawn_blocking(move || {
+                store
+                    .load()
+                    .map(|registry| checkpoint::Encoded::new(&registry, SNAPSHOT_CHUNK_BYTES))
+            });
+            // A keepalive (no header, no bytes) every 2 s while the store loads: the
+            // caller tells a slow load from a lost call by it.
+            let loaded = loop {
+                tokio::select! {
+                    loaded = &mut load => break loaded,
+                    () = tokio::time::sleep(SNAPSHOT_KEEPALIVE) => {
+                        let keepalive = proto::SnapshotChunk { header: None, chunk: Vec::new() };
+                        if tx.send(Ok(keepalive)).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            };
+            let encoded = match loaded {
+                Ok(Ok(encoded)) => encoded,
+                Ok(Err(e)) => {
+                    let status = Status::unavailable(format!("metasrv cannot load its store: {e}"));
+                    let _ = tx.send(Err(status)).await;
+                    return;
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(Status::internal(e.to_string()))).await;
+                    return;
+                }
+            };
+            let first = proto::SnapshotChunk {
+                header: Some(encoded.header.clone()),
+                chunk: Vec::new(),
+            };
+            if tx.send(Ok(first)).await.is_err() {
+                return;
+            }
+            for chunk in encoded.chunks() {
+                let message = proto::SnapshotChunk {
+                    header: None,
+                    chunk: chunk.to_vec(),
+                };
+                if tx.send(Ok(message)).await.is_err() {
+                    return;
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
     }
 
     async fn node_status(

@@ -248,6 +248,7 @@ impl EventStore for RocksStore {
     fn write_checkpoint(&self, registry: &lake_core::Registry) -> Result<(), StoreError> {
         let revision = registry.revision();
         let encoded = checkpoint::Encoded::new(registry, CHECKPOINT_CHUNK_BYTES);
+        encoded.check_size()?;
         let _guard = self.lock()?;
         if self
             .checkpoint_header()?
@@ -277,7 +278,7 @@ impl EventStore for RocksStore {
                 message: format!("checkpoint header: {e}"),
             })?;
         checkpoint::check_header(&header)?;
-        let mut bytes = Vec::with_capacity(usize::try_from(header.bytes).unwrap_or(0));
+        let mut bytes = Vec::with_capacity(checkpoint::Encoded::capacity_for(&header));
         for index in 0..header.chunks {
             let chunk = snapshot
                 .get(chunk_key(header.revision, Some(index)))

@@ -703,10 +703,12 @@ async fn grants_go_through_the_log_to_watchers_and_replay_from_the_store() {
     );
 }
 
-/// A RocksDB store whose first `fail` log reads fail with an I/O error.
+/// A RocksDB store whose first `fail` log reads fail with an I/O error, and whose
+/// checkpoint reads take `slow_ms` each.
 struct FlakyReads {
     inner: RocksStore,
     fail: std::sync::atomic::AtomicU32,
+    slow_ms: std::sync::atomic::AtomicU64,
 }
 
 impl EventStore for FlakyReads {
@@ -748,6 +750,8 @@ impl EventStore for FlakyReads {
         self.inner.write_checkpoint(registry)
     }
     fn read_checkpoint(&self) -> Result<Option<lake_core::Registry>, StoreError> {
+        let slow = self.slow_ms.load(std::sync::atomic::Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(slow));
         self.inner.read_checkpoint()
     }
     fn truncate(&self, fence: &lake_core::Fence, through: u64) -> Result<(), StoreError> {
@@ -768,6 +772,7 @@ async fn a_leader_whose_log_read_fails_reads_again_and_serves() {
     let store = Arc::new(FlakyReads {
         inner: RocksStore::open(dir.path()).expect("open"),
         fail: std::sync::atomic::AtomicU32::new(3),
+        slow_ms: std::sync::atomic::AtomicU64::new(0),
     });
     let metasrv = Metasrv::start(store.clone()).expect("start");
     let reply = tokio::time::timeout(Duration::from_secs(8), metasrv.mutate(namespace("ns")))
@@ -776,4 +781,39 @@ async fn a_leader_whose_log_read_fails_reads_again_and_serves() {
         .expect("the namespace is created");
     assert_eq!(reply.revision, 1);
     assert_eq!(store.fail.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
+
+/// A snapshot whose load takes longer than a caller waits without news sends keepalives
+/// while it loads (so a replica does not take it for a lost call and ask again), then the
+/// registry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_snapshot_sends_keepalives_while_the_node_loads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(FlakyReads {
+        inner: RocksStore::open(dir.path()).expect("open"),
+        fail: std::sync::atomic::AtomicU32::new(0),
+        slow_ms: std::sync::atomic::AtomicU64::new(0),
+    });
+    let metasrv = Metasrv::start(store.clone()).expect("start");
+    let addr = metasrv
+        .spawn_server("127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("serve");
+    let client = MetasrvClient::connect(&format!("http://{addr}"))
+        .await
+        .expect("connect");
+    client.create_namespace("ns").await.expect("ns");
+    store
+        .slow_ms
+        .store(4_500, std::sync::atomic::Ordering::SeqCst);
+    let mut messages = 0;
+    let started = std::time::Instant::now();
+    let snapshot = client
+        .snapshot_with(|| messages += 1)
+        .await
+        .expect("snapshot");
+    assert!(started.elapsed() >= Duration::from_millis(4_500));
+    assert!(snapshot.has_namespace("ns"));
+    // Keepalives at 2 s and 4 s, the header, one chunk.
+    assert!(messages >= 4, "{messages} messages");
 }

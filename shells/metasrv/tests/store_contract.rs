@@ -237,12 +237,14 @@ async fn dynamodb_checkpoints_survive_a_crash_at_each_step() {
     let log = log_rx.recv().expect("log");
     let whole = registry_at(&log, 20);
 
-    // 1. Chunks of a checkpoint at 15 written, the crash before its header.
+    // 1. Chunks of a checkpoint at 15 written, the crash before its header (a checkpoint
+    //    with other bytes: another binary's encoding).
     let mut orphan = item_key("ckpt", 15 * 1_000_000);
     orphan.insert(
         "chunk".into(),
         AttributeValue::B(Blob::new(b"torn".to_vec())),
     );
+    orphan.insert("sha".into(), AttributeValue::B(Blob::new(vec![9; 32])));
     client
         .put_item()
         .table_name(&table)
@@ -269,8 +271,9 @@ async fn dynamodb_checkpoints_survive_a_crash_at_each_step() {
     .expect("join");
 
     // 2. A newer header written, the crash before the sweep: a stale chunk of an older
-    //    checkpoint stays until the next checkpoint's sweep removes every older chunk (and
-    //    the torn one at 15 is overwritten).
+    //    checkpoint stays until the next checkpoint's sweep removes every older chunk. The
+    //    torn chunk at 15 never takes other bytes: a checkpoint at 15 is refused, the one
+    //    at 16 is written and its sweep removes both.
     let mut stale = item_key("ckpt", 3 * 1_000_000);
     stale.insert(
         "chunk".into(),
@@ -285,18 +288,26 @@ async fn dynamodb_checkpoints_survive_a_crash_at_each_step() {
         .expect("put");
     let l = log.clone();
     blocking(Box::new(move |s| {
-        s.write_checkpoint(&registry_at(&l, 15))
-            .expect("checkpoint at 15");
+        let err = s
+            .write_checkpoint(&registry_at(&l, 15))
+            .expect_err("another checkpoint holds the chunk slots of 15");
+        assert!(matches!(err, StoreError::Refused(_)), "{err}");
         assert_eq!(
             s.read_checkpoint().expect("read"),
-            Some(registry_at(&l, 15))
+            Some(registry_at(&l, 10))
+        );
+        s.write_checkpoint(&registry_at(&l, 16))
+            .expect("checkpoint at 16");
+        assert_eq!(
+            s.read_checkpoint().expect("read"),
+            Some(registry_at(&l, 16))
         );
     }))
     .await
     .expect("join");
     let chunks = sort_keys(&client, &table, "ckpt").await;
     assert!(
-        !chunks.is_empty() && chunks.iter().all(|&sk| sk >= 15 * 1_000_000),
+        !chunks.is_empty() && chunks.iter().all(|&sk| sk >= 16 * 1_000_000),
         "only the newest checkpoint's chunks stay: {chunks:?}"
     );
 

@@ -46,7 +46,8 @@ impl Catalog {
     /// # Errors
     /// [`QueryError::Metasrv`] when the first snapshot cannot be fetched.
     pub async fn start(metasrv: MetasrvClient, lease_ms: i64) -> Result<Arc<Self>, QueryError> {
-        let registry = fetch_snapshot(&metasrv).await?;
+        // The whole registry at Metasrv's last revision: its checkpoint and the log after it.
+        let registry = metasrv.snapshot().await?;
         let revision = registry.revision();
         let follower = Follower::new(FollowerConfig::new(lease_ms), registry, now_ms());
         let catalog = Arc::new(Self {
@@ -147,7 +148,15 @@ impl Catalog {
                     let catalog = Arc::downgrade(self);
                     let metasrv = self.metasrv.clone();
                     let task = tokio::spawn(async move {
-                        let result = fetch_snapshot(&metasrv).await.map_err(|e| e.to_string());
+                        let progress = || {
+                            if let Some(c) = catalog.upgrade() {
+                                c.feed(FollowerInput::FetchProgress { fetch });
+                            }
+                        };
+                        let result = metasrv
+                            .snapshot_with(progress)
+                            .await
+                            .map_err(|e| e.to_string());
                         if let Some(c) = catalog.upgrade() {
                             c.feed(FollowerInput::Fetched { fetch, result });
                         }
@@ -243,10 +252,4 @@ async fn stream(catalog: std::sync::Weak<Catalog>, id: u64, from: u64) {
             error: error.to_string(),
         }
     });
-}
-
-/// The whole registry at Metasrv's last revision ([`MetasrvClient::snapshot`]: its
-/// checkpoint and the log after it, never the whole history).
-async fn fetch_snapshot(metasrv: &MetasrvClient) -> Result<Registry, QueryError> {
-    Ok(metasrv.snapshot().await?)
 }
