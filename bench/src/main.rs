@@ -701,8 +701,6 @@ async fn startup(dir: &Path, args: &Args) -> anyhow::Result<Startup> {
         load_ms: ms(s.load),
         node_start_ms: ms(s.node_start),
         ratio_load_vs_replay: ms(s.load) / ms(s.replay).max(1e-3),
-        registry_rss_bytes: s.registry_rss_bytes,
-        registry_rss_bytes_per_table: s.registry_rss_bytes / tables.max(1),
     })
 }
 

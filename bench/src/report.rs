@@ -55,9 +55,6 @@ pub struct Startup {
     pub node_start_ms: f64,
     /// load ÷ replay (below 1: the checkpoint is faster).
     pub ratio_load_vs_replay: f64,
-    /// Resident memory of the loaded registry (RSS delta), bytes, and per table.
-    pub registry_rss_bytes: u64,
-    pub registry_rss_bytes_per_table: u64,
 }
 
 /// One query of the `iceberg` section.
@@ -372,7 +369,7 @@ impl Results {
         if let Some(u) = &self.startup {
             let _ = writeln!(
                 s,
-                "## Metasrv startup ({} tables × {} versions, {} events)\n\n| whole-log replay ms | checkpoint write ms | checkpoint MB | checkpoint + tail load ms | ÷ replay | node start to first commit ms | registry RSS MB | bytes/table |\n|---|---|---|---|---|---|---|---|\n| {:.0} | {:.0} | {:.1} | {:.0} | {:.2} | {:.0} | {:.1} | {} |\n",
+                "## Metasrv startup ({} tables × {} versions, {} events)\n\n| whole-log replay ms | checkpoint write ms | checkpoint MB | checkpoint + tail load ms | ÷ replay | node start to first commit ms |\n|---|---|---|---|---|---|\n| {:.0} | {:.0} | {:.1} | {:.0} | {:.2} | {:.0} |\n",
                 u.tables,
                 u.versions_per_table,
                 u.events,
@@ -381,9 +378,7 @@ impl Results {
                 u.checkpoint_bytes as f64 / 1e6,
                 u.load_ms,
                 u.ratio_load_vs_replay,
-                u.node_start_ms,
-                u.registry_rss_bytes as f64 / 1e6,
-                u.registry_rss_bytes_per_table
+                u.node_start_ms
             );
         }
         if let Some(p) = &self.point_reads {

@@ -1,5 +1,6 @@
 //! How long a Metasrv node takes to load a large registry, with and without a checkpoint,
-//! and how much memory the registry takes ([`lake_metasrv::bench::measure_startup`]).
+//! ([`lake_metasrv::bench::measure_startup`]). The registry's memory is measured by
+//! `core/tests/registry_memory.rs` (a counting allocator).
 //!
 //! `cargo bench --bench startup -- [--tables 10000] [--versions 100]` (release; the store is
 //! built in a temporary directory first: 1,010,001 events at the defaults).
@@ -40,11 +41,6 @@ async fn main() -> Result<()> {
     println!(
         "ratio replay / load         {:.1}",
         ms(s.replay) / ms(s.load).max(1e-3)
-    );
-    println!(
-        "registry RSS                {} bytes ({} bytes/table)",
-        s.registry_rss_bytes,
-        s.registry_rss_bytes / s.tables.max(1)
     );
     Ok(())
 }

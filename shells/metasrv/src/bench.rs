@@ -229,22 +229,10 @@ pub struct Startup {
     /// first commit is acknowledged (election, checkpoint read, tail replay, one synced
     /// write).
     pub node_start: Duration,
-    /// Resident memory of the loaded registry: the process's RSS while holding it minus
-    /// before loading it (Linux `/proc/self/statm`; 0 elsewhere). What Metasrv keeps, and
-    /// what a Query replica's catalog cache keeps, per registry.
-    pub registry_rss_bytes: u64,
 }
 
 /// Most events [`measure_startup`] writes: 10,000 tables × 1,000 versions.
 pub const STARTUP_EVENTS_MAX: u64 = 10_000_000;
-
-/// Resident set size of this process in bytes (Linux; 0 elsewhere).
-fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(0, |pages| pages * 4096)
-}
 
 /// Builds a RocksDB store in `dir` (which must be empty) holding `tables` tables of
 /// `versions` versions each, committed round-robin with an operation id and digest each
@@ -310,24 +298,15 @@ pub async fn measure_startup(
         drop(registry);
         drop(store);
         let store = RocksStore::open(&path)?;
-        let before = rss_bytes();
         let started = Instant::now();
         let registry = store.load()?;
         let load = started.elapsed();
-        let registry_rss_bytes = rss_bytes().saturating_sub(before);
         drop(registry);
-        Ok((
-            replay,
-            checkpoint,
-            checkpoint_bytes,
-            load,
-            registry_rss_bytes,
-            store,
-        ))
+        Ok((replay, checkpoint, checkpoint_bytes, load, store))
     })
     .await
     .map_err(|e| MetasrvError::Malformed(format!("startup measurement failed: {e}")))??;
-    let (replay, checkpoint, checkpoint_bytes, load, registry_rss_bytes, store) = measured;
+    let (replay, checkpoint, checkpoint_bytes, load, store) = measured;
     let started = Instant::now();
     let metasrv = Metasrv::start(std::sync::Arc::new(store))?;
     let mut retries = 0;
@@ -351,6 +330,5 @@ pub async fn measure_startup(
         checkpoint_bytes,
         load,
         node_start,
-        registry_rss_bytes,
     })
 }
