@@ -40,7 +40,9 @@ pub struct Results {
 /// (`lake_metasrv::bench::measure_startup`).
 #[derive(Serialize, Debug)]
 pub struct Startup {
+    /// Tables in the store.
     pub tables: u64,
+    /// Committed versions per table.
     pub versions_per_table: u64,
     /// Events in the log before the checkpoint.
     pub events: u64,
@@ -48,6 +50,7 @@ pub struct Startup {
     pub replay_ms: f64,
     /// Writing the checkpoint, ms, and its encoded size.
     pub checkpoint_ms: f64,
+    /// The checkpoint's encoded size, bytes.
     pub checkpoint_bytes: u64,
     /// Loading the checkpoint and the log after it, ms.
     pub load_ms: f64,

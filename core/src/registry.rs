@@ -494,11 +494,11 @@ impl Registry {
     }
 
     /// Tables of `namespace`, sorted by name.
-    pub fn tables_in(&self, namespace: &str) -> impl Iterator<Item = &Arc<TableState>> {
-        self.names
-            .range((namespace.to_string(), String::new())..)
-            .take_while(move |((ns, _), _)| ns == namespace)
-            .filter_map(|(_, id)| self.tables.get(id))
+    pub fn tables_in<'a>(
+        &'a self,
+        namespace: &'a str,
+    ) -> impl Iterator<Item = &'a Arc<TableState>> {
+        self.tables_in_after(namespace, "")
     }
 
     /// Tables of `namespace` named after `after` (all of them when `after` is empty),

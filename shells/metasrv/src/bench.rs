@@ -213,14 +213,18 @@ pub async fn measure_commits(
 /// `events` in all).
 #[derive(Debug, Clone, Copy)]
 pub struct Startup {
+    /// Tables in the store.
     pub tables: u64,
+    /// Committed versions per table.
     pub versions_per_table: u64,
+    /// Events in the log before the checkpoint (namespace, tables, versions).
     pub events: u64,
     /// Loading the registry by replaying the whole log (no checkpoint), as every start did
     /// before checkpoints.
     pub replay: Duration,
     /// Writing the checkpoint of that registry, and its encoded size in bytes.
     pub checkpoint: Duration,
+    /// The checkpoint's encoded size, bytes.
     pub checkpoint_bytes: u64,
     /// Loading the registry from the checkpoint and the log after it
     /// ([`EventStore::load`](crate::EventStore::load)).

@@ -113,6 +113,17 @@ fn corrupt(revision: u64, message: String) -> StoreError {
     }
 }
 
+/// A stored `CheckpointHeader` record, decoded.
+///
+/// # Errors
+/// [`StoreError::Corrupt`] when it does not decode.
+pub fn decode_header(bytes: &[u8]) -> Result<proto::CheckpointHeader, StoreError> {
+    proto::CheckpointHeader::decode(bytes).map_err(|e| StoreError::Corrupt {
+        revision: 0,
+        message: format!("checkpoint header: {e}"),
+    })
+}
+
 /// Checks a header before its chunks are read: the format is known and the length is
 /// within [`BYTES_MAX`].
 ///

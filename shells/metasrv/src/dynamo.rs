@@ -275,12 +275,7 @@ impl DynamoStore {
                 revision: 0,
                 message: "checkpoint item without a header".into(),
             })?;
-        proto::CheckpointHeader::decode(bytes.as_ref())
-            .map(Some)
-            .map_err(|e| StoreError::Corrupt {
-                revision: 0,
-                message: format!("checkpoint header: {e}"),
-            })
+        checkpoint::decode_header(bytes.as_ref()).map(Some)
     }
 
     /// The items of partition `pk` whose sort key is in `range`, in order (consistent
@@ -558,15 +553,21 @@ impl DynamoStore {
         ))
     }
 
-    async fn truncate_async(&self, fence: &Fence, through: u64) -> Result<(), StoreError> {
-        let lease = ConditionCheck::builder()
+    /// The transaction step that holds a write to the lease still naming `fence`'s leader
+    /// (appends and truncations carry it).
+    fn fence_check(&self, fence: &Fence) -> Result<ConditionCheck, StoreError> {
+        ConditionCheck::builder()
             .table_name(&self.table)
             .set_key(Some(key("lease", 0)))
             .condition_expression("epoch = :epoch AND holder = :holder")
             .expression_attribute_values(":epoch", n(fence.epoch))
             .expression_attribute_values(":holder", s(&fence.holder))
             .build()
-            .map_err(build)?;
+            .map_err(build)
+    }
+
+    async fn truncate_async(&self, fence: &Fence, through: u64) -> Result<(), StoreError> {
+        let lease = self.fence_check(fence)?;
         let covered = ConditionCheck::builder()
             .table_name(&self.table)
             .set_key(Some(key("checkpoint", 0)))
@@ -738,14 +739,7 @@ impl EventStore for DynamoStore {
             )));
         }
         let last = events.last().map_or(base_revision, |e| e.revision);
-        let check = ConditionCheck::builder()
-            .table_name(&self.table)
-            .set_key(Some(key("lease", 0)))
-            .condition_expression("epoch = :epoch AND holder = :holder")
-            .expression_attribute_values(":epoch", n(fence.epoch))
-            .expression_attribute_values(":holder", s(&fence.holder))
-            .build()
-            .map_err(build)?;
+        let check = self.fence_check(fence)?;
         let head_condition = if base_revision == 0 {
             "attribute_not_exists(revision) OR revision = :base"
         } else {

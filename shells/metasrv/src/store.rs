@@ -153,15 +153,11 @@ impl RocksStore {
     }
 
     fn checkpoint_header(&self) -> Result<Option<proto::CheckpointHeader>, StoreError> {
-        let Some(bytes) = self.db.get(CHECKPOINT_HEAD_KEY).map_err(io)? else {
-            return Ok(None);
-        };
-        proto::CheckpointHeader::decode(bytes.as_slice())
-            .map(Some)
-            .map_err(|e| StoreError::Corrupt {
-                revision: 0,
-                message: format!("checkpoint header: {e}"),
-            })
+        self.db
+            .get(CHECKPOINT_HEAD_KEY)
+            .map_err(io)?
+            .map(|bytes| checkpoint::decode_header(&bytes))
+            .transpose()
     }
 }
 
@@ -272,11 +268,7 @@ impl EventStore for RocksStore {
         let Some(bytes) = snapshot.get(CHECKPOINT_HEAD_KEY).map_err(io)? else {
             return Ok(None);
         };
-        let header =
-            proto::CheckpointHeader::decode(bytes.as_slice()).map_err(|e| StoreError::Corrupt {
-                revision: 0,
-                message: format!("checkpoint header: {e}"),
-            })?;
+        let header = checkpoint::decode_header(&bytes)?;
         checkpoint::check_header(&header)?;
         let mut bytes = Vec::with_capacity(checkpoint::Encoded::capacity_for(&header));
         for index in 0..header.chunks {

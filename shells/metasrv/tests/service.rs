@@ -11,7 +11,14 @@ use lake_metasrv::{EventStore, Metasrv, MetasrvClient, RocksStore, StoreError};
 
 async fn start(dir: &std::path::Path) -> (MetasrvClient, Arc<RocksStore>) {
     let store = Arc::new(RocksStore::open(dir).expect("open rocksdb"));
-    let metasrv = Metasrv::start(store.clone()).expect("start");
+    let (client, _) = serve(store.clone()).await;
+    (client, store)
+}
+
+/// A Metasrv node on `store`, serving gRPC on a free port of 127.0.0.1: a client and the
+/// address.
+async fn serve(store: Arc<dyn EventStore>) -> (MetasrvClient, std::net::SocketAddr) {
+    let metasrv = Metasrv::start(store).expect("start");
     let addr = metasrv
         .spawn_server("127.0.0.1:0".parse().expect("addr"))
         .await
@@ -19,7 +26,7 @@ async fn start(dir: &std::path::Path) -> (MetasrvClient, Arc<RocksStore>) {
     let client = MetasrvClient::connect(&format!("http://{addr}"))
         .await
         .expect("connect");
-    (client, store)
+    (client, addr)
 }
 
 /// An encapsulated Arrow IPC schema message of one BIGINT column `id`, as Query sends.
@@ -265,15 +272,7 @@ async fn list_pages(addr: std::net::SocketAddr, namespace: &str, limit: u32) -> 
 #[tokio::test]
 async fn list_tables_answers_in_bounded_pages() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Arc::new(RocksStore::open(dir.path()).expect("open"));
-    let metasrv = Metasrv::start(store).expect("start");
-    let addr = metasrv
-        .spawn_server("127.0.0.1:0".parse().expect("addr"))
-        .await
-        .expect("serve");
-    let client = MetasrvClient::connect(&format!("http://{addr}"))
-        .await
-        .expect("connect");
+    let (client, addr) = serve(Arc::new(RocksStore::open(dir.path()).expect("open"))).await;
     client.create_namespace("ns").await.expect("ns");
     for i in 0..5 {
         client
@@ -794,14 +793,7 @@ async fn a_slow_snapshot_sends_keepalives_while_the_node_loads() {
         fail: std::sync::atomic::AtomicU32::new(0),
         slow_ms: std::sync::atomic::AtomicU64::new(0),
     });
-    let metasrv = Metasrv::start(store.clone()).expect("start");
-    let addr = metasrv
-        .spawn_server("127.0.0.1:0".parse().expect("addr"))
-        .await
-        .expect("serve");
-    let client = MetasrvClient::connect(&format!("http://{addr}"))
-        .await
-        .expect("connect");
+    let (client, _) = serve(store.clone()).await;
     client.create_namespace("ns").await.expect("ns");
     store
         .slow_ms

@@ -366,16 +366,7 @@ async fn dynamodb_checkpoints_survive_a_crash_at_each_step() {
 /// is served (a 900 KB schema once failed its whole group, and every retry of it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_metasrv_on_dynamodb_serves_wide_schemas_grouped_with_other_writes() {
-    let client = moto_client();
-    let table = format!(
-        "lake-groups-{}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos())
-    );
-    DynamoStore::create_table_with(&client, &table)
-        .await
-        .unwrap_or_else(|e| panic!("moto must run on 127.0.0.1 (bash .ci/services.sh): {e}"));
+    let (client, table) = moto_table("lake-groups").await;
     let store = Arc::new(DynamoStore::with_client(client, &table));
     let metasrv = lake_metasrv::Metasrv::start(store.clone()).expect("start");
     metasrv
