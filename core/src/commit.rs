@@ -15,6 +15,10 @@
 //! and all of them (up to `batch_max`) become the next single write. Commit order is assigned
 //! when a request is planned into a write, never when it arrived, and a version is visible
 //! (replied, published) only once its write is durable.
+//!
+//! Retention ([`Coordinator::with_retention`], [`crate::retention`]): a commit that takes
+//! its table past a window carries the table's expiry in the same write, and
+//! [`Input::Sweep`] queues expiries for tables that aged past a window without commits.
 
 use std::collections::VecDeque;
 
@@ -24,6 +28,7 @@ use crate::registry::{
     SCHEMA_BYTES_MAX, TableId, TableMeta, VersionRecord, validate_name, validate_operation_id,
     validate_principal,
 };
+use crate::retention::{Expiry, Retention};
 use crate::store::AppendLimits;
 
 /// Caller-chosen id that pairs a request with its [`Output::Reply`].
@@ -74,6 +79,9 @@ pub enum Mutation {
         scope: GrantScope,
         privilege: Option<Privilege>,
     },
+    /// Expire part of a table's history ([`ChangeKind::HistoryExpired`]); the retention
+    /// sweep ([`Input::Sweep`]) asks for these.
+    ExpireHistory { table_id: TableId, expiry: Expiry },
 }
 
 /// What a successful mutation did.
@@ -94,6 +102,8 @@ pub enum Applied {
     ManifestFinalized,
     /// The principal's privilege on the scope is now this (`None`: no grant).
     GrantChanged(Option<Privilege>),
+    /// Part of the table's history expired.
+    HistoryExpired,
 }
 
 /// A successful reply: what happened and the registry revision that includes it (the
@@ -130,6 +140,13 @@ pub enum Input {
     },
     /// The events the store holds after the revision [`Output::Load`] named, in order.
     Loaded(Vec<ChangeEvent>),
+    /// One step of the retention sweep: look at the tables from where the last step
+    /// stopped and queue an expiry ([`Mutation::ExpireHistory`]) for each of up to
+    /// `max_tables` whose history is past its windows ([`Retention::expiry`]). They are
+    /// written like any mutation, grouped and in order with callers' requests, and nobody
+    /// is answered for them. [`Coordinator::sweeping`] tells whether the step stopped
+    /// before the last table.
+    Sweep { max_tables: usize },
 }
 
 /// A store write: append `events` atomically, on condition that the store's revision is
@@ -160,21 +177,28 @@ pub enum Output {
     Load { after_revision: u64 },
 }
 
+/// Who waits for a mutation's reply: a caller, or nobody (the coordinator's own retention
+/// sweep, which simply sweeps again).
+type Waiter = Option<RequestId>;
+
 struct InFlight {
     write: StoreWrite,
     after: Registry,
-    replies: Vec<(RequestId, Applied, u64)>,
+    replies: Vec<(Waiter, Applied, u64)>,
 }
 
 /// The commit coordinator. See the module docs for the calling contract.
 pub struct Coordinator {
     durable: Registry,
-    queue: VecDeque<(RequestId, Mutation)>,
+    queue: VecDeque<(Waiter, Mutation)>,
     in_flight: Option<InFlight>,
     loading: bool,
     outputs: VecDeque<Output>,
     next_write_id: u64,
     limits: AppendLimits,
+    retention: Retention,
+    /// The retention sweep goes on from this table id.
+    sweep_from: TableId,
 }
 
 impl Coordinator {
@@ -206,7 +230,52 @@ impl Coordinator {
                 items: limits.items.max(1),
                 ..limits
             },
+            retention: Retention::FOREVER,
+            sweep_from: 0,
         }
+    }
+
+    /// This coordinator with `retention` as its windows (by default it keeps everything:
+    /// [`Retention::FOREVER`]).
+    #[must_use]
+    pub fn with_retention(mut self, retention: Retention) -> Self {
+        self.retention = retention;
+        self
+    }
+
+    /// Whether the last retention sweep step ([`Input::Sweep`]) stopped before the last
+    /// table: the next step goes on from there.
+    pub fn sweeping(&self) -> bool {
+        self.sweep_from != 0
+    }
+
+    fn sweep(&mut self, now_ms: i64, max_tables: usize) {
+        // The last step's expiries are not durable yet: looking again now would find the
+        // same tables due.
+        let pending = self.queue.iter().any(|(waiter, _)| waiter.is_none())
+            || self
+                .in_flight
+                .as_ref()
+                .is_some_and(|f| f.replies.iter().any(|(waiter, _, _)| waiter.is_none()));
+        if pending {
+            return;
+        }
+        let mut due = Vec::new();
+        let mut stopped_at = 0;
+        for table in self.durable.tables_from(self.sweep_from) {
+            if due.len() >= max_tables {
+                stopped_at = table.meta.id;
+                break;
+            }
+            if let Some(expiry) = self.retention.expiry(table, now_ms) {
+                due.push(Mutation::ExpireHistory {
+                    table_id: table.meta.id,
+                    expiry,
+                });
+            }
+        }
+        self.sweep_from = stopped_at;
+        self.queue.extend(due.into_iter().map(|m| (None, m)));
     }
 
     /// The durable registry: everything in it has been acknowledged by the store.
@@ -224,15 +293,12 @@ impl Coordinator {
     /// stamps commits planned during this call. Drain [`Self::poll`] afterwards.
     pub fn handle(&mut self, input: Input, now_ms: i64) {
         match input {
-            Input::Request { id, mutation } => self.queue.push_back((id, mutation)),
+            Input::Request { id, mutation } => self.queue.push_back((Some(id), mutation)),
             Input::WriteDone { write_id } => {
                 if let Some(done) = self.take_in_flight(write_id) {
                     self.durable = done.after;
                     for (id, applied, revision) in done.replies {
-                        self.outputs.push_back(Output::Reply {
-                            id,
-                            result: Ok(Reply { applied, revision }),
-                        });
+                        self.reply(id, Ok(Reply { applied, revision }));
                     }
                     self.outputs.push_back(Output::Publish(done.write.events));
                 }
@@ -248,10 +314,7 @@ impl Coordinator {
                             WriteOutcome::NotWritten => CommitError::NotWritten(message.clone()),
                             WriteOutcome::Unknown => CommitError::OutcomeUnknown(message.clone()),
                         };
-                        self.outputs.push_back(Output::Reply {
-                            id,
-                            result: Err(error),
-                        });
+                        self.reply(id, Err(error));
                     }
                     // Our view may no longer match the store (another leader wrote, or an
                     // unknown write landed): re-read before planning anything else.
@@ -261,6 +324,7 @@ impl Coordinator {
                     });
                 }
             }
+            Input::Sweep { max_tables } => self.sweep(now_ms, max_tables),
             Input::Loaded(events) => {
                 if self.loading {
                     self.loading = false;
@@ -291,6 +355,27 @@ impl Coordinator {
     #[must_use]
     pub fn poll(&mut self) -> Option<Output> {
         self.outputs.pop_front()
+    }
+
+    /// The expiry event of table `id` in `registry` at `now_ms`, if its history is past a
+    /// window ([`Retention::expiry`]).
+    fn expiry_of(&self, registry: &Registry, id: TableId, now_ms: i64) -> Option<ChangeEvent> {
+        let expiry = self.retention.expiry(registry.table_by_id(id)?, now_ms)?;
+        Some(ChangeEvent {
+            revision: registry.revision() + 1,
+            kind: ChangeKind::HistoryExpired {
+                table_id: id,
+                versions_before: expiry.versions_before,
+                operations_through: expiry.operations_through,
+            },
+        })
+    }
+
+    /// Answers `waiter` (a sweep's own mutations have none: the next sweep redoes them).
+    fn reply(&mut self, waiter: Waiter, result: Result<Reply, CommitError>) {
+        if let Some(id) = waiter {
+            self.outputs.push_back(Output::Reply { id, result });
+        }
     }
 
     fn take_in_flight(&mut self, write_id: u64) -> Option<InFlight> {
@@ -334,27 +419,43 @@ impl Coordinator {
                     let applied = applied_of(&event);
                     // `plan` validated the mutation against `after`, so this cannot fail.
                     if let Err(e) = after.apply(&event) {
-                        self.outputs.push_back(Output::Reply {
-                            id,
-                            result: Err(CommitError::NotWritten(e.to_string())),
-                        });
+                        self.reply(id, Err(CommitError::NotWritten(e.to_string())));
                         continue;
                     }
                     replies.push((id, applied, event.revision));
+                    let committed = match &event.kind {
+                        ChangeKind::VersionCommitted { table_id, .. } => Some(*table_id),
+                        _ => None,
+                    };
                     events.push(event);
+                    // A commit that takes its table past a window expires the history in
+                    // the same write: a busy table never waits for the sweep.
+                    if let Some(event) = committed.and_then(|id| self.expiry_of(&after, id, now_ms))
+                    {
+                        let size = event.size_bound();
+                        let cost = self.limits.items_for(size);
+                        if items + cost <= self.limits.items
+                            && bytes + size <= self.limits.bytes
+                            && after.apply(&event).is_ok()
+                        {
+                            items += cost;
+                            bytes += size;
+                            events.push(event);
+                        }
+                    }
                 }
                 Ok(Planned::Replay { version }) => {
                     if events.is_empty() {
-                        self.outputs.push_back(Output::Reply {
+                        self.reply(
                             id,
-                            result: Ok(Reply {
+                            Ok(Reply {
                                 applied: Applied::Committed {
                                     version,
                                     replayed: true,
                                 },
                                 revision: after.revision(),
                             }),
-                        });
+                        );
                     } else {
                         // The original is in this very write: reply once it is durable.
                         replies.push((
@@ -375,10 +476,7 @@ impl Coordinator {
                         error,
                         CommitError::VersionConflict { expected, latest, .. } if expected > latest
                     );
-                    self.outputs.push_back(Output::Reply {
-                        id,
-                        result: Err(error),
-                    });
+                    self.reply(id, Err(error));
                     if stale && events.is_empty() {
                         self.loading = true;
                         self.outputs.push_back(Output::Load {
@@ -424,6 +522,7 @@ fn applied_of(event: &ChangeEvent) -> Applied {
         },
         ChangeKind::ManifestFinalized { .. } => Applied::ManifestFinalized,
         ChangeKind::GrantChanged { privilege, .. } => Applied::GrantChanged(*privilege),
+        ChangeKind::HistoryExpired { .. } => Applied::HistoryExpired,
     }
 }
 
@@ -524,15 +623,17 @@ fn plan(registry: &Registry, mutation: Mutation, now_ms: i64) -> Result<Planned,
                 .table_by_id(table_id)
                 .ok_or(CommitError::TableIdNotFound { id: table_id })?;
             if let Some((operation_id, digest)) = &operation
-                && let Some((seen_digest, version)) = table.operations.get(operation_id)
+                && let Some(seen) = table.operations.get(operation_id)
             {
-                if seen_digest == digest {
-                    return Ok(Planned::Replay { version: *version });
+                if seen.digest == *digest {
+                    return Ok(Planned::Replay {
+                        version: seen.version,
+                    });
                 }
                 return Err(CommitError::OperationIdReused {
                     table_id,
                     operation_id: operation_id.clone(),
-                    version: *version,
+                    version: seen.version,
                 });
             }
             let latest = table.latest_version();
@@ -607,6 +708,25 @@ fn plan(registry: &Registry, mutation: Mutation, now_ms: i64) -> Result<Planned,
                 None => None,
             };
             Ok(grant_changed(principal, scope, now))
+        }
+        Mutation::ExpireHistory { table_id, expiry } => {
+            let table = registry
+                .table_by_id(table_id)
+                .ok_or(CommitError::TableIdNotFound { id: table_id })?;
+            let latest = table.latest_version();
+            if expiry.versions_before > latest || expiry.operations_through > latest {
+                return Err(CommitError::InvalidInput {
+                    what: "history expiry",
+                    detail: format!(
+                        "{expiry:?} reaches past the latest version {latest}, which is never expired"
+                    ),
+                });
+            }
+            Ok(Planned::Event(ChangeKind::HistoryExpired {
+                table_id,
+                versions_before: expiry.versions_before,
+                operations_through: expiry.operations_through,
+            }))
         }
     }
 }

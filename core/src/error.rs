@@ -124,6 +124,19 @@ pub enum SnapshotError {
         requested_ms: i64,
         first_ms: i64,
     },
+    /// The requested version (or the version as of the requested time) was committed but
+    /// has expired from the table's retained history ([`crate::retention`]).
+    #[error(
+        "{} of table {table} has expired: the oldest retained version is {oldest}, committed at {oldest_ms} ms since the epoch (Metasrv's retention windows decide how long history is kept)",
+        expired_request(requested)
+    )]
+    Expired {
+        table: String,
+        /// [`crate::VersionSpec::Version`] or [`crate::VersionSpec::AsOfMs`].
+        requested: crate::VersionSpec,
+        oldest: u64,
+        oldest_ms: i64,
+    },
     /// The table has no committed version at all.
     #[error("table {table} has no committed version yet")]
     Empty { table: String },
@@ -144,4 +157,13 @@ pub enum SnapshotError {
     /// The clause does not apply to this kind of table.
     #[error("table {table} cannot be read at {what}")]
     Unsupported { table: String, what: String },
+}
+
+/// `version N` / `the version as of T ms since the epoch`, for [`SnapshotError::Expired`].
+fn expired_request(requested: &crate::VersionSpec) -> String {
+    match requested {
+        crate::VersionSpec::Version(v) => format!("version {v}"),
+        crate::VersionSpec::AsOfMs(ms) => format!("the version as of {ms} ms since the epoch"),
+        crate::VersionSpec::Latest => "the latest version".into(),
+    }
 }

@@ -14,8 +14,10 @@ pub mod error;
 pub mod follower;
 pub mod node;
 pub mod registry;
+pub mod retention;
 pub mod snapshot;
 pub mod store;
+pub mod tail;
 pub mod watch;
 
 pub use cache::{CacheError, CacheInput, CacheOutput, CatalogCache};
@@ -28,12 +30,14 @@ pub use node::{
     StoreAnswer, StoreCall,
 };
 pub use registry::{
-    ChangeEvent, ChangeKind, Digest, GrantScope, ManifestRef, Privilege, Registry, RegistryParts,
-    TableId, TableMeta, TableState, VersionRecord,
+    ChangeEvent, ChangeKind, Digest, GrantScope, ManifestRef, OperationRecord, Operations,
+    Privilege, Registry, RegistryParts, TableId, TableMeta, TableParts, TableState, VersionRecord,
 };
+pub use retention::{Expiry, Retention};
 pub use snapshot::{
     IcebergHistory, IcebergRefKind, IcebergSpec, TimeTravel, VersionSpec, resolve_iceberg,
     resolve_version,
 };
 pub use store::{AppendLimits, EventStore, StoreError};
+pub use tail::{Tail, TailConfig, TailInput, TailOutput};
 pub use watch::{Watch, WatchConfig, WatchInput, WatchOutput};

@@ -33,6 +33,10 @@
 //!   failed one is tried again after another `checkpoint_every` events. A log read that
 //!   finds its start truncated (a term of this node that outlived its answer truncated it)
 //!   starts the term over from the checkpoint.
+//! * **Retention.** Every `sweep_every_ms` the leader sweeps the registry for history past
+//!   its `retention` windows ([`crate::retention`]): a step queues expiries for at most
+//!   [`NodeConfig::SWEEP_TABLES`] tables, written like any mutation; a sweep that stopped
+//!   before the last table goes on [`NodeConfig::SWEEP_AGAIN_MS`] later.
 //! * **Resigning.** [`NodeInput::Resign`] steps down, refuses what waits, writes the
 //!   released lease and reports [`NodeOutput::Stopped`] once that write is answered (or
 //!   its deadline passed).
@@ -50,6 +54,7 @@ use crate::commit::{Input, Mutation, Output, Reply, RequestId};
 use crate::election::{Election, ElectionConfig, ElectionInput, ElectionOutput, Fence, Lease};
 use crate::error::CommitError;
 use crate::registry::{ChangeEvent, Registry};
+use crate::retention::Retention;
 use crate::store::{AppendLimits, EventStore, StoreError};
 use crate::{Coordinator, WriteOutcome};
 
@@ -79,6 +84,10 @@ pub struct NodeConfig {
     /// How long a checkpoint read or write may take before its outcome counts as unknown,
     /// in ms: these move the whole registry.
     pub checkpoint_deadline_ms: i64,
+    /// How much history each table keeps.
+    pub retention: Retention,
+    /// How often the leader sweeps for expired history, in ms (at least 1).
+    pub sweep_every_ms: i64,
 }
 
 impl NodeConfig {
@@ -106,6 +115,14 @@ impl NodeConfig {
     /// items in seconds).
     /// (A lost answer stalls a reconciling node this long, so it is not longer.)
     pub const CHECKPOINT_DEADLINE_MS: i64 = 60_000;
+    /// A retention sweep a minute: windows are days, and each sweep is a scan of the
+    /// registry (about a millisecond per 10,000 tables).
+    pub const SWEEP_EVERY_MS: i64 = 60_000;
+    /// Most tables one sweep step expires history from: one group commit's worth, so
+    /// callers' requests queued behind a step wait for at most one extra write.
+    pub const SWEEP_TABLES: usize = 64;
+    /// How soon a sweep that stopped at [`Self::SWEEP_TABLES`] goes on: 1 s.
+    pub const SWEEP_AGAIN_MS: i64 = 1_000;
 
     /// The settings Lake runs `election` with over a store whose appends fit `store`
     /// ([`crate::EventStore::append_limits`]): the constants above. The shell and the
@@ -123,6 +140,8 @@ impl NodeConfig {
             checkpoint_every: Self::CHECKPOINT_EVERY,
             log_keep: Self::LOG_KEEP,
             checkpoint_deadline_ms: Self::CHECKPOINT_DEADLINE_MS,
+            retention: Retention::DEFAULT,
+            sweep_every_ms: Self::SWEEP_EVERY_MS,
         }
     }
 }
@@ -354,6 +373,8 @@ struct Term {
     checkpoint_due: u64,
     /// A checkpoint call is in flight.
     checkpointing: bool,
+    /// When the next retention sweep step is due (once serving).
+    sweep_at: i64,
 }
 
 /// A Metasrv node. See the module docs for the calling contract.
@@ -388,12 +409,13 @@ impl Node {
                 config.limits
             ));
         }
-        if config.checkpoint_every == 0 || config.log_keep == 0 {
+        if config.checkpoint_every == 0 || config.log_keep == 0 || config.sweep_every_ms < 1 {
             return Err(format!(
-                "checkpoint_every ({}) and log_keep ({}) must be at least 1",
-                config.checkpoint_every, config.log_keep
+                "checkpoint_every ({}), log_keep ({}) and sweep_every_ms ({}) must be at least 1",
+                config.checkpoint_every, config.log_keep, config.sweep_every_ms
             ));
         }
+        config.retention.validate()?;
         let election = Election::new(config.election.clone())?;
         Ok(Self {
             config,
@@ -462,8 +484,13 @@ impl Node {
         if let Some((since, _, _)) = self.queue.front() {
             next = next.min(since.saturating_add(self.config.queue_wait_ms));
         }
-        if let Some((at, _)) = self.term.as_ref().and_then(|t| t.retry) {
-            next = next.min(at);
+        if let Some(term) = &self.term {
+            if let Some((at, _)) = term.retry {
+                next = next.min(at);
+            }
+            if term.coordinator.is_some() {
+                next = next.min(term.sweep_at);
+            }
         }
         for (_, deadline) in self.calls.values() {
             next = next.min(*deadline);
@@ -539,6 +566,40 @@ impl Node {
             }
         }
         self.admit(now_ms);
+        self.sweep_if_due(now_ms);
+    }
+
+    /// Runs a retention sweep step when one is due (see the module docs).
+    fn sweep_if_due(&mut self, now_ms: i64) {
+        let ready = self.ready(now_ms);
+        let Some(term) = &mut self.term else {
+            return;
+        };
+        if term.coordinator.is_none() || now_ms < term.sweep_at {
+            return;
+        }
+        if !ready {
+            // Reading the log again, or the lease lapsed: look again a little later (the
+            // deadline must move, or the shell would tick at once, again and again).
+            term.sweep_at = now_ms.saturating_add(NodeConfig::SWEEP_AGAIN_MS);
+            return;
+        }
+        self.coordinate(
+            Input::Sweep {
+                max_tables: NodeConfig::SWEEP_TABLES,
+            },
+            now_ms,
+        );
+        if let Some(term) = &mut self.term
+            && let Some(coordinator) = &term.coordinator
+        {
+            let wait = if coordinator.sweeping() {
+                NodeConfig::SWEEP_AGAIN_MS
+            } else {
+                self.config.sweep_every_ms
+            };
+            term.sweep_at = now_ms.saturating_add(wait);
+        }
     }
 
     fn call(&mut self, purpose: Purpose, op: StoreCall, now_ms: i64) {
@@ -624,6 +685,7 @@ impl Node {
             published: 0,
             checkpoint_due: u64::MAX,
             checkpointing: false,
+            sweep_at: i64::MAX,
         });
         if read_at_ms > now_ms {
             if let Some(term) = &mut self.term {
@@ -1005,7 +1067,11 @@ impl Node {
         term.checkpoint_due = term
             .checkpoint_due
             .saturating_add(self.config.checkpoint_every);
-        term.coordinator = Some(Coordinator::with_limits(registry, self.config.limits));
+        term.coordinator = Some(
+            Coordinator::with_limits(registry, self.config.limits)
+                .with_retention(self.config.retention),
+        );
+        term.sweep_at = now_ms.saturating_add(self.config.sweep_every_ms);
         self.revision = revision;
         let epoch = term.epoch;
         self.event(NodeEvent::Serving { epoch, revision });

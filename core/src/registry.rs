@@ -330,15 +330,18 @@ pub struct VersionRecord {
     pub digest: Option<Digest>,
 }
 
-/// A table with its history.
+/// A table with its retained history.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableState {
     /// Identity, schema, location.
     pub meta: TableMeta,
-    /// Committed versions, oldest first; `versions[i].version == i + 1`.
+    /// Retained versions, oldest first and gap-free: `versions[i].version ==
+    /// versions[0].version + i`. Versions before the first expired
+    /// ([`ChangeKind::HistoryExpired`]); the latest version is never expired.
     pub versions: Vec<VersionRecord>,
-    /// Operation id → (payload digest, version it committed).
-    pub operations: BTreeMap<String, (Digest, u64)>,
+    /// Retained operation ids (idempotency keys of appends), which may outlive the
+    /// records of the versions they committed.
+    pub operations: Operations,
 }
 
 impl TableState {
@@ -347,10 +350,103 @@ impl TableState {
         self.versions.last().map_or(0, |v| v.version)
     }
 
-    /// The record of `version`, if it was committed.
+    /// Oldest retained version (versions before it expired), or 0 when the table has no
+    /// version yet.
+    pub fn oldest_version(&self) -> u64 {
+        self.versions.first().map_or(0, |v| v.version)
+    }
+
+    /// The record of `version`, if it was committed and has not expired.
     pub fn version(&self, version: u64) -> Option<&VersionRecord> {
-        let index = usize::try_from(version.checked_sub(1)?).ok()?;
-        self.versions.get(index)
+        let index = usize::try_from(version.checked_sub(self.oldest_version())?).ok()?;
+        self.versions.get(index).filter(|r| r.version == version)
+    }
+}
+
+/// What an operation id committed: kept for idempotent replay while the id is retained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OperationRecord {
+    /// SHA-256 of the append's payload.
+    pub digest: Digest,
+    /// The version the append committed.
+    pub version: u64,
+    /// When that version was committed (ms since the Unix epoch).
+    pub committed_at_ms: i64,
+}
+
+/// A table's retained operation ids, for replay, with the oldest one's commit so the
+/// retention sweep tells in O(1) whether any is past its window.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Operations {
+    by_id: BTreeMap<String, OperationRecord>,
+    /// `(version, committed_at_ms)` of the oldest retained id.
+    oldest: Option<(u64, i64)>,
+}
+
+impl Operations {
+    /// The record of operation id `id`, if retained.
+    pub fn get(&self, id: &str) -> Option<&OperationRecord> {
+        self.by_id.get(id)
+    }
+
+    /// How many operation ids are retained.
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// Whether no operation id is retained.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
+    /// Retained ids with their records, by id.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &OperationRecord)> {
+        self.by_id.iter().map(|(id, record)| (id.as_str(), record))
+    }
+
+    /// When the oldest retained id committed (ms since the Unix epoch).
+    pub fn oldest_committed_at_ms(&self) -> Option<i64> {
+        self.oldest.map(|(_, at)| at)
+    }
+
+    /// `(version, committed_at_ms)` of each retained id, oldest first: a sort, for the
+    /// retention sweep once something is due.
+    pub fn in_commit_order(&self) -> Vec<(u64, i64)> {
+        let mut order: Vec<(u64, i64)> = self
+            .by_id
+            .values()
+            .map(|r| (r.version, r.committed_at_ms))
+            .collect();
+        order.sort_unstable();
+        order
+    }
+
+    /// Records `id`. `false` (nothing changed) if `id` is retained already.
+    fn insert(&mut self, id: String, record: OperationRecord) -> bool {
+        if self.by_id.contains_key(&id) {
+            return false;
+        }
+        let this = (record.version, record.committed_at_ms);
+        self.oldest = Some(self.oldest.map_or(this, |oldest| oldest.min(this)));
+        self.by_id.insert(id, record);
+        true
+    }
+
+    /// Forgets the ids of versions up to `through`.
+    fn expire_through(&mut self, through: u64) {
+        if self.oldest.is_none_or(|(version, _)| version > through) {
+            return;
+        }
+        let mut oldest = None;
+        self.by_id.retain(|_, record| {
+            let keep = record.version > through;
+            if keep {
+                let this = (record.version, record.committed_at_ms);
+                oldest = Some(oldest.map_or(this, |o: (u64, i64)| o.min(this)));
+            }
+            keep
+        });
+        self.oldest = oldest;
     }
 }
 
@@ -382,6 +478,15 @@ pub enum ChangeKind {
         scope: GrantScope,
         privilege: Option<Privilege>,
     },
+    /// The retention sweep ([`crate::retention`]) expired part of a table's history: the
+    /// records of versions before `versions_before` (at most the latest version: it is
+    /// never expired; 0 expires none) and the operation ids of versions up to
+    /// `operations_through` leave the registry.
+    HistoryExpired {
+        table_id: TableId,
+        versions_before: u64,
+        operations_through: u64,
+    },
 }
 
 /// One entry of Metasrv's ordered change stream.
@@ -408,7 +513,7 @@ impl ChangeEvent {
             ChangeKind::TableCreated { meta } => {
                 meta.namespace.len() + meta.name.len() + meta.schema_ipc.len() + meta.location.len()
             }
-            ChangeKind::TableDropped { .. } => 0,
+            ChangeKind::TableDropped { .. } | ChangeKind::HistoryExpired { .. } => 0,
             ChangeKind::VersionCommitted { record, .. } => {
                 record.manifest.path.len()
                     + record.operation_id.as_ref().map_or(0, String::len)
@@ -440,10 +545,21 @@ pub struct RegistryParts {
     pub next_table_id: TableId,
     /// Namespaces with the revision that created each.
     pub namespaces: Vec<(String, u64)>,
-    /// Tables with their committed versions (oldest first).
-    pub tables: Vec<(TableMeta, Vec<VersionRecord>)>,
+    /// Tables with their retained history.
+    pub tables: Vec<TableParts>,
     /// Grants as (principal, scope, privilege).
     pub grants: Vec<(String, GrantScope, Privilege)>,
+}
+
+/// One table of [`RegistryParts`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableParts {
+    /// Identity, schema, location.
+    pub meta: TableMeta,
+    /// Retained versions, oldest first and gap-free.
+    pub versions: Vec<VersionRecord>,
+    /// Retained operation ids, in commit order.
+    pub operations: Vec<(String, OperationRecord)>,
 }
 
 /// The registry state at one revision.
@@ -526,6 +642,11 @@ impl Registry {
         self.tables.values()
     }
 
+    /// Live tables with ids from `first` up, by id.
+    pub fn tables_from(&self, first: TableId) -> impl Iterator<Item = &Arc<TableState>> {
+        self.tables.range(first..).map(|(_, table)| table)
+    }
+
     /// The table `namespace.name`.
     pub fn table(&self, namespace: &str, name: &str) -> Option<&Arc<TableState>> {
         let id = self.names.get(&(namespace.to_string(), name.to_string()))?;
@@ -589,7 +710,19 @@ impl Registry {
             tables: self
                 .tables
                 .values()
-                .map(|t| (t.meta.clone(), t.versions.clone()))
+                .map(|t| {
+                    let mut operations: Vec<(String, OperationRecord)> = t
+                        .operations
+                        .iter()
+                        .map(|(id, record)| (id.to_string(), *record))
+                        .collect();
+                    operations.sort_by_key(|(_, record)| record.version);
+                    TableParts {
+                        meta: t.meta.clone(),
+                        versions: t.versions.clone(),
+                        operations,
+                    }
+                })
                 .collect(),
             grants: self
                 .grants()
@@ -602,8 +735,9 @@ impl Registry {
 
     /// The registry `parts` describe (a checkpoint read back), checked as replaying would
     /// check it (names are not checked again: they were when created): names unique, every table in an existing namespace with an id
-    /// below `next_table_id`, versions 1, 2, 3, … without gaps committed at or before
-    /// `revision`, grants on existing scopes.
+    /// below `next_table_id`, retained versions without gaps committed at or before
+    /// `revision`, operation ids of committed versions in commit order, grants on existing
+    /// scopes.
     ///
     /// # Errors
     /// [`RegistryError::Inconsistent`] (at `parts.revision`) naming the first part that
@@ -627,7 +761,12 @@ impl Registry {
                 return Err(inconsistent(format!("namespace {name} appears twice")));
             }
         }
-        for (meta, versions) in parts.tables {
+        for TableParts {
+            meta,
+            versions,
+            operations: ops,
+        } in parts.tables
+        {
             let key = (meta.namespace.clone(), meta.name.clone());
             if meta.id >= registry.next_table_id
                 || !registry.namespaces.contains_key(&meta.namespace)
@@ -642,16 +781,29 @@ impl Registry {
                     meta.id
                 )));
             }
-            let mut operations = BTreeMap::new();
+            let first = versions.first().map_or(1, |v| v.version);
             for (index, record) in versions.iter().enumerate() {
-                if record.version != index as u64 + 1 || record.revision > revision {
+                if first == 0
+                    || record.version != first + index as u64
+                    || record.revision > revision
+                {
                     return Err(inconsistent(format!(
                         "table id {}: version {} at revision {} is out of order",
                         meta.id, record.version, record.revision
                     )));
                 }
-                if let (Some(op), Some(digest)) = (&record.operation_id, &record.digest) {
-                    operations.insert(op.clone(), (*digest, record.version));
+            }
+            let latest = versions.last().map_or(0, |v| v.version);
+            let mut operations = Operations::default();
+            let mut previous = 0;
+            for (id, record) in ops {
+                let in_order = record.version > previous && record.version <= latest;
+                previous = record.version;
+                if !in_order || !operations.insert(id, record) {
+                    return Err(inconsistent(format!(
+                        "table id {}: operation id of version {} is out of order",
+                        meta.id, record.version
+                    )));
                 }
             }
             registry.names.insert(key, meta.id);
@@ -757,7 +909,7 @@ impl Registry {
                     Arc::new(TableState {
                         meta: meta.clone(),
                         versions: Vec::new(),
-                        operations: BTreeMap::new(),
+                        operations: Operations::default(),
                     }),
                 );
             }
@@ -789,9 +941,14 @@ impl Registry {
                 }
                 let table = Arc::make_mut(table);
                 if let (Some(op), Some(digest)) = (&record.operation_id, &record.digest) {
-                    table
-                        .operations
-                        .insert(op.clone(), (*digest, record.version));
+                    table.operations.insert(
+                        op.clone(),
+                        OperationRecord {
+                            digest: *digest,
+                            version: record.version,
+                            committed_at_ms: record.committed_at_ms,
+                        },
+                    );
                 }
                 table.versions.push(record.clone());
             }
@@ -804,12 +961,12 @@ impl Registry {
                     .tables
                     .get_mut(table_id)
                     .ok_or_else(|| inconsistent(format!("table id {table_id} does not exist")))?;
-                let index = usize::try_from(version.saturating_sub(1)).unwrap_or(usize::MAX);
-                if *version == 0 || index >= table.versions.len() {
+                if table.version(*version).is_none() {
                     return Err(inconsistent(format!(
                         "version {version} of table {table_id} does not exist"
                     )));
                 }
+                let index = usize::try_from(version - table.oldest_version()).unwrap_or(0);
                 Arc::make_mut(table).versions[index].manifest = manifest.clone();
             }
             ChangeKind::GrantChanged {
@@ -839,6 +996,32 @@ impl Registry {
                         self.grants.remove(&key);
                     }
                 }
+            }
+            ChangeKind::HistoryExpired {
+                table_id,
+                versions_before,
+                operations_through,
+            } => {
+                let table = self
+                    .tables
+                    .get_mut(table_id)
+                    .ok_or_else(|| inconsistent(format!("table id {table_id} does not exist")))?;
+                let latest = table.latest_version();
+                if *versions_before > latest || *operations_through > latest {
+                    return Err(inconsistent(format!(
+                        "history of table {table_id} cannot expire before version {versions_before} (operation ids through {operations_through}): the latest version is {latest}"
+                    )));
+                }
+                let expired = versions_before.saturating_sub(table.oldest_version());
+                let table = Arc::make_mut(table);
+                table
+                    .versions
+                    .drain(..usize::try_from(expired).unwrap_or(0));
+                // Expired records leave memory: a history cut far back gives its room back.
+                if table.versions.capacity() > 2 * table.versions.len() + 16 {
+                    table.versions.shrink_to_fit();
+                }
+                table.operations.expire_through(*operations_through);
             }
         }
         self.revision = event.revision;

@@ -22,32 +22,47 @@ pub enum VersionSpec {
     AsOfMs(i64),
 }
 
-/// Resolves `spec` against a table's history (oldest first, gap-free, as in
-/// [`crate::registry::TableState::versions`]).
+/// Resolves `spec` against a table's retained history (oldest first, gap-free, as in
+/// [`crate::registry::TableState::versions`]; the versions before the first expired).
 ///
 /// Returns the pinned version; 0 means the table has no version yet and reads as empty
 /// (only for [`VersionSpec::Latest`]).
 ///
 /// # Errors
-/// [`SnapshotError`] naming `table` and the versions (or the first commit time) that exist.
+/// [`SnapshotError`] naming `table` and the versions (or the first commit time) that exist;
+/// [`SnapshotError::Expired`] for a version, or a time, before the oldest retained
+/// version.
 pub fn resolve_version(
     table: &str,
     versions: &[VersionRecord],
     spec: VersionSpec,
 ) -> Result<u64, SnapshotError> {
     let latest = versions.last().map_or(0, |v| v.version);
+    let expired = |oldest: &VersionRecord| SnapshotError::Expired {
+        table: table.to_string(),
+        requested: spec,
+        oldest: oldest.version,
+        oldest_ms: oldest.committed_at_ms,
+    };
     match spec {
         VersionSpec::Latest => Ok(latest),
-        VersionSpec::Version(v) if v >= 1 && v <= latest => Ok(v),
-        VersionSpec::Version(requested) => Err(SnapshotError::VersionNotFound {
-            table: table.to_string(),
-            requested,
-            available: if latest == 0 {
-                "none (the table is empty)".to_string()
-            } else {
-                format!("1 to {latest}")
-            },
-        }),
+        VersionSpec::Version(v) => match versions.first() {
+            Some(oldest) if v >= 1 && v < oldest.version => Err(expired(oldest)),
+            Some(_) if v >= 1 && v <= latest => Ok(v),
+            _ => Err(SnapshotError::VersionNotFound {
+                table: table.to_string(),
+                requested: v,
+                available: match versions.first() {
+                    None => "none (the table is empty)".to_string(),
+                    Some(oldest) if oldest.version > 1 => format!(
+                        "{} to {latest} (1 to {} expired)",
+                        oldest.version,
+                        oldest.version - 1
+                    ),
+                    Some(_) => format!("1 to {latest}"),
+                },
+            }),
+        },
         VersionSpec::AsOfMs(requested_ms) => {
             let Some(first) = versions.first() else {
                 return Err(SnapshotError::Empty {
@@ -59,6 +74,7 @@ pub fn resolve_version(
             let after = versions.partition_point(|v| v.committed_at_ms <= requested_ms);
             match after.checked_sub(1) {
                 Some(index) => Ok(versions[index].version),
+                None if first.version > 1 => Err(expired(first)),
                 None => Err(SnapshotError::BeforeFirstCommit {
                     table: table.to_string(),
                     requested_ms,

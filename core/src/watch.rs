@@ -1,8 +1,8 @@
 //! One subscriber's change stream, as a Metasrv node serves it (`Watch` in the gRPC API):
-//! catch up from the durable log, then follow live events while this node publishes them,
-//! fall back to the log on a gap, a lagging buffer or a quiet poll interval (which is also
-//! how a follower node, which publishes nothing, follows the leader's writes), and send a
-//! heartbeat when nothing was sent for a while. A subscriber behind the log's start (the
+//! catch up from the durable log, then follow live events (published by this node when it
+//! leads, read from the log by the node's shared [`crate::tail`] when it does not), fall
+//! back to the log on a gap, a lagging buffer or a long quiet interval (a safety net: the
+//! tail delivers what is new), and send a heartbeat when nothing was sent for a while. A subscriber behind the log's start (the
 //! events it needs were removed after a checkpoint) is told so ([`WatchOutput::Truncated`])
 //! and loads a snapshot instead.
 //!
@@ -28,18 +28,20 @@ use crate::store::StoreError;
 pub struct WatchConfig {
     /// Most events one log read returns.
     pub batch: usize,
-    /// How long a following stream waits for a live event before reading the log, in ms.
+    /// How long a following stream waits for a live event before reading the log itself,
+    /// in ms.
     pub poll_ms: i64,
     /// A stream with nothing sent for this long sends a heartbeat, in ms.
     pub heartbeat_ms: i64,
 }
 
 impl WatchConfig {
-    /// What Metasrv serves: reads of 1,024 events, a 100 ms poll, a heartbeat after 1 s
-    /// (clients give up on a stream silent for 10 s).
+    /// What Metasrv serves: reads of 1,024 events, a read of its own after 5 s without a
+    /// live event (the node's tail reads every 100 ms for all streams), a heartbeat after
+    /// 1 s (clients give up on a stream silent for 10 s).
     pub const DEFAULT: Self = Self {
         batch: 1024,
-        poll_ms: 100,
+        poll_ms: 5_000,
         heartbeat_ms: 1_000,
     };
 }
@@ -120,12 +122,17 @@ impl Watch {
         matches!(self.phase, Phase::Following { .. })
     }
 
-    /// When [`WatchInput::Tick`] is due while following (`i64::MAX` otherwise).
+    /// When [`WatchInput::Tick`] is due while following (`i64::MAX` otherwise): the
+    /// next heartbeat or the next read of its own, whichever comes first.
     pub fn next_deadline_ms(&self) -> i64 {
         match self.phase {
-            Phase::Following { until_ms } => until_ms,
+            Phase::Following { until_ms } => until_ms.min(self.heartbeat_due_ms()),
             Phase::Reading | Phase::Ended => i64::MAX,
         }
+    }
+
+    fn heartbeat_due_ms(&self) -> i64 {
+        self.last_sent_ms.saturating_add(self.config.heartbeat_ms)
     }
 
     /// Feeds one input at `now_ms`; drain [`Self::poll`] afterwards.
@@ -169,6 +176,12 @@ impl Watch {
             (Phase::Following { .. }, WatchInput::Lagged) => self.read(),
             (Phase::Following { until_ms }, WatchInput::Tick) if now_ms >= until_ms => {
                 self.read();
+            }
+            (Phase::Following { .. }, WatchInput::Tick) if now_ms >= self.heartbeat_due_ms() => {
+                self.last_sent_ms = now_ms;
+                self.outputs.push_back(WatchOutput::Heartbeat {
+                    revision: self.sent,
+                });
             }
             // Late or stray inputs (a live event while reading is in the log too).
             _ => {}
@@ -289,24 +302,33 @@ mod tests {
     }
 
     #[test]
-    fn a_quiet_stream_polls_the_log_and_heartbeats() {
+    fn a_quiet_stream_heartbeats_and_reads_the_log_itself_only_after_the_long_poll() {
         let mut w = Watch::new(WatchConfig::DEFAULT, 0, true, 0);
         drain(&mut w);
         w.handle(WatchInput::Read(Ok(vec![])), 0);
-        assert_eq!(w.next_deadline_ms(), 100);
-        w.handle(WatchInput::Tick, 99);
+        assert_eq!(w.next_deadline_ms(), 1_000, "the heartbeat comes first");
+        w.handle(WatchInput::Tick, 999);
         assert!(drain(&mut w).is_empty());
-        w.handle(WatchInput::Tick, 100);
+        w.handle(WatchInput::Tick, 1_000);
+        assert_eq!(
+            drain(&mut w),
+            [WatchOutput::Heartbeat { revision: 0 }],
+            "a heartbeat without a store read"
+        );
+        assert_eq!(w.next_deadline_ms(), 2_000);
+        w.handle(WatchInput::Tick, 5_000);
         assert!(matches!(drain(&mut w)[..], [WatchOutput::ReadLog { .. }]));
-        w.handle(WatchInput::Read(Ok(vec![])), 1_000);
+        w.handle(WatchInput::Read(Ok(vec![])), 5_000);
         assert_eq!(drain(&mut w), [WatchOutput::Heartbeat { revision: 0 }]);
-        w.handle(WatchInput::Tick, 1_100);
-        drain(&mut w);
-        w.handle(WatchInput::Read(Ok(vec![])), 1_100);
+        w.handle(WatchInput::Tick, 5_500);
         assert!(
             drain(&mut w).is_empty(),
             "no second heartbeat within a second"
         );
+        // A live event resets both clocks.
+        w.handle(WatchInput::Live(event(1)), 5_600);
+        assert_eq!(sent(&drain(&mut w)), [1]);
+        assert_eq!(w.next_deadline_ms(), 6_600);
     }
 
     #[test]

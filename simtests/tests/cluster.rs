@@ -43,9 +43,11 @@ use lake_core::election::{Election, ElectionConfig};
 use lake_core::node::{
     CallId, Node, NodeConfig, NodeEvent, NodeInput, NodeOutput, NodeRequest, StoreAnswer, StoreCall,
 };
+use lake_core::tail::{Tail, TailConfig, TailInput, TailOutput};
 use lake_core::watch::{Watch, WatchConfig, WatchInput, WatchOutput};
 use lake_core::{
-    CommitError, Follower, FollowerConfig, FollowerInput, FollowerOutput, ManifestRef, Registry,
+    ChangeEvent, CommitError, Follower, FollowerConfig, FollowerInput, FollowerOutput, ManifestRef,
+    Registry, Retention, StoreError,
 };
 use lake_simtests::checkers::Checkers;
 use lake_simtests::store::{Faults as StoreFaults, Faulty, SimStore};
@@ -61,6 +63,17 @@ const TABLES: usize = 2;
 /// The leader checkpoints every 8 events and keeps 4 before the checkpoint.
 const CHECKPOINT_EVERY: u64 = 8;
 const LOG_KEEP: u64 = 4;
+/// Each table keeps its last 3 versions (and those of the last minute); operation ids stay
+/// (the checkers find every acknowledged operation through them). Commits expire history
+/// in their own writes; the leader also sweeps every 2 s. (Sweeps that write often would
+/// leave a deposed leader's stale write no moment to land in, and the planted fencing bug
+/// would go unseen.)
+const RETENTION: Retention = Retention {
+    version_max_age_ms: 60_000,
+    versions_max: 3,
+    ..Retention::FOREVER
+};
+const SWEEP_EVERY_MS: i64 = 2_000;
 const LEASE_MS: i64 = 2_000;
 const RENEW_MS: i64 = 400;
 const CLOCK_BOUND_MS: i64 = 200;
@@ -138,6 +151,9 @@ enum Script {
     /// truncated the log past what the replica last saw: its stream comes back behind the
     /// log's start and it resyncs from a snapshot.
     ReplicaAwayPastTruncation,
+    /// Replica 0 always watches a node that does not lead: the commits reach it through
+    /// that node's log tail (counted as they are broadcast to it).
+    ReplicaWatchesAFollower,
 }
 
 /// Fault rates of one run, all drawn from the seed.
@@ -217,6 +233,8 @@ struct World {
     replica_inboxes: Vec<mpsc::UnboundedSender<ToReplica>>,
     /// Per node: the live-event feeds of the watch streams it serves (dropped on a crash).
     subscribers: Vec<Vec<(usize, mpsc::UnboundedSender<WatchInput>)>>,
+    /// Per node: the inputs of its log tail (dropped on a crash).
+    tails: Vec<Option<mpsc::UnboundedSender<TailInput>>>,
     reads: Vec<mpsc::UnboundedSender<Read>>,
     // Checkers.
     elections: Vec<Option<Election>>,
@@ -355,6 +373,76 @@ async fn store_call(world: Shared, node: usize, op: StoreCall) -> Option<StoreAn
     Some(answer)
 }
 
+/// A node's broadcast of durable `events` to the watch streams it serves (what the shell's
+/// broadcast channel does); a subscriber that fell behind its buffer hears that it lagged.
+fn broadcast(w: &mut World, node: usize, events: &[ChangeEvent]) {
+    let lag = w.faults.message_loss;
+    let lag_replica_0 = w.script == Script::ReplicaLaggingBeyondWatchBuffer;
+    let mut lagged = 0;
+    for event in events {
+        w.subscribers[node].retain(|(replica, live)| {
+            let forced = lag_replica_0 && *replica == 0;
+            lagged += u32::from(forced);
+            let input = if forced || chance(lag) {
+                WatchInput::Lagged
+            } else {
+                WatchInput::Live(event.clone())
+            };
+            live.unbounded_send(input).is_ok()
+        });
+    }
+    w.fired += lagged;
+}
+
+/// Node `node`'s log tail (the shipped [`Tail`], as the shell runs it): reads the log for
+/// all the node's streams while the node does not lead. Ends with the node's incarnation.
+async fn tail(world: Shared, node: usize, mut inputs: mpsc::UnboundedReceiver<TailInput>) {
+    let now = |w: &Shared| w.borrow().now_ms(node);
+    let mut tail = Tail::new(TailConfig::DEFAULT);
+    loop {
+        while let Some(output) = tail.poll() {
+            match output {
+                TailOutput::ReadLog { after, limit } => {
+                    let read = StoreCall::ReadLog { after, limit };
+                    let result = match store_call(world.clone(), node, read).await {
+                        Some(StoreAnswer::Log(result)) => result,
+                        _ => Err(StoreError::Io("the read had no answer".into())),
+                    };
+                    tail.handle(TailInput::Read(result), now(&world));
+                }
+                TailOutput::Broadcast(events) => {
+                    let mut w = world.borrow_mut();
+                    // A crashed incarnation's tail broadcasts nothing.
+                    if w.tails[node]
+                        .as_ref()
+                        .is_some_and(|tx| tx.is_connected_to(&inputs))
+                    {
+                        if w.script == Script::ReplicaWatchesAFollower
+                            && w.subscribers[node].iter().any(|(replica, _)| *replica == 0)
+                        {
+                            w.fired += 1;
+                        }
+                        broadcast(&mut w, node, &events);
+                    }
+                }
+            }
+        }
+        let wait = tail
+            .next_deadline_ms()
+            .saturating_sub(now(&world))
+            .clamp(1, 1_000);
+        futures::select_biased! {
+            input = inputs.next() => match input {
+                Some(input) => tail.handle(input, now(&world)),
+                None => return,
+            },
+            _ = sleep(Duration::from_millis(wait.unsigned_abs())).fuse() => {
+                tail.handle(TailInput::Tick, now(&world));
+            }
+        }
+    }
+}
+
 // ---- a Metasrv node: the shipped machine over the simulated network and store ---------
 
 /// The simulation's driver of one [`Node`]: what the tokio shell does with each output,
@@ -368,6 +456,9 @@ struct SimNode {
     answers: mpsc::UnboundedSender<(CallId, StoreAnswer)>,
     /// Set once the node was told to resign (a graceful restart).
     resigning: bool,
+    /// The node's log tail, and whether it was last told that the node leads.
+    tail: mpsc::UnboundedSender<TailInput>,
+    leading: bool,
 }
 
 impl SimNode {
@@ -378,6 +469,11 @@ impl SimNode {
     fn handle(&mut self, input: NodeInput) {
         let now = self.now();
         self.node.handle(input, now);
+        let leading = self.node.state(now).serving.is_some();
+        if leading != self.leading {
+            self.leading = leading;
+            let _ = self.tail.unbounded_send(TailInput::Leading(leading));
+        }
         while let Some(output) = self.node.poll() {
             match output {
                 NodeOutput::Call { call, op, .. } => {
@@ -416,25 +512,12 @@ impl SimNode {
                 // Replicas read from their caches; nothing here asks a node to read.
                 NodeOutput::Readable { .. } | NodeOutput::Stopped => {}
                 NodeOutput::Publish(events) => {
-                    // The node's broadcast to the watch streams it serves; a subscriber
-                    // that fell behind its buffer hears that it lagged.
-                    let mut w = self.world.borrow_mut();
-                    let lag = w.faults.message_loss;
-                    let lag_replica_0 = w.script == Script::ReplicaLaggingBeyondWatchBuffer;
-                    let mut lagged = 0;
-                    for event in events {
-                        w.subscribers[self.id].retain(|(replica, live)| {
-                            let forced = lag_replica_0 && *replica == 0;
-                            lagged += u32::from(forced);
-                            let input = if forced || chance(lag) {
-                                WatchInput::Lagged
-                            } else {
-                                WatchInput::Live(event.clone())
-                            };
-                            live.unbounded_send(input).is_ok()
+                    if let Some(last) = events.last() {
+                        let _ = self.tail.unbounded_send(TailInput::Published {
+                            revision: last.revision,
                         });
                     }
-                    w.fired += lagged;
+                    broadcast(&mut self.world.borrow_mut(), self.id, &events);
                 }
                 NodeOutput::Event(NodeEvent::Elected { epoch }) => {
                     let mut w = self.world.borrow_mut();
@@ -594,6 +677,8 @@ async fn watch_at(world: Shared, node: usize, replica: usize, id: u64, from: u64
     world.borrow_mut().subscribers[node].push((replica, live_tx));
     let now = |w: &Shared| w.borrow().now_ms(node);
     let mut watch = Watch::new(WatchConfig::DEFAULT, from, true, now(&world));
+    // Whether the node's tail was told that this stream follows (since it last caught up).
+    let mut told = false;
     let opened = ToReplica::Follower(FollowerInput::StreamOpened { stream: id });
     if !to_replica(&world, node, replica, opened).await {
         return;
@@ -642,6 +727,13 @@ async fn watch_at(world: Shared, node: usize, replica: usize, id: u64, from: u64
                 return;
             }
         }
+        if watch.following() != told {
+            told = watch.following();
+            if told && let Some(tail) = &world.borrow().tails[node] {
+                let revision = watch.sent();
+                let _ = tail.unbounded_send(TailInput::Following { revision });
+            }
+        }
         let wait = watch.next_deadline_ms().saturating_sub(now(&world)).max(1);
         futures::select_biased! {
             input = live.next() => match input {
@@ -671,6 +763,9 @@ async fn metasrv(world: Shared, id: usize, mut inbox: mpsc::UnboundedReceiver<Re
     };
     let limits = world.borrow().store.append_limits();
     let (answers, mut answer_rx) = mpsc::unbounded();
+    let (tail_tx, tail_rx) = mpsc::unbounded();
+    world.borrow_mut().tails[id] = Some(tail_tx.clone());
+    madsim::task::spawn_local(tail(world.clone(), id, tail_rx));
     let mut node = SimNode {
         world: world.clone(),
         id,
@@ -681,6 +776,8 @@ async fn metasrv(world: Shared, id: usize, mut inbox: mpsc::UnboundedReceiver<Re
             log_keep: LOG_KEEP,
             // Checkpoints of a few events take as long as any store call.
             checkpoint_deadline_ms: NodeConfig::STORE_DEADLINE_MS,
+            retention: RETENTION,
+            sweep_every_ms: SWEEP_EVERY_MS,
             ..NodeConfig::new(election, limits)
         })
         .expect("valid node config"),
@@ -688,6 +785,8 @@ async fn metasrv(world: Shared, id: usize, mut inbox: mpsc::UnboundedReceiver<Re
         next_request: 1,
         answers,
         resigning: false,
+        tail: tail_tx,
+        leading: false,
     };
     loop {
         let (crash, restart, pause) = {
@@ -755,6 +854,7 @@ async fn supervise(world: Shared, id: usize) {
             w.inboxes[id] = None;
             w.elections[id] = None;
             w.subscribers[id].clear();
+            w.tails[id] = None;
         }
         sleep(Duration::from_millis(thread_rng().gen_range(100..3_000))).await;
     }
@@ -832,8 +932,8 @@ async fn direct(world: Shared, script: Script) {
             let leader = leader(&world).await;
             world.borrow_mut().crash_next[leader] = true;
         }
-        Script::ReplicaLaggingBeyondWatchBuffer => {
-            // Replica 0 reconnects, to the leader.
+        Script::ReplicaLaggingBeyondWatchBuffer | Script::ReplicaWatchesAFollower => {
+            // Replica 0 reconnects, to the leader (or to a follower).
             let inbox = world.borrow().replica_inboxes[0].clone();
             let _ = inbox.unbounded_send(ToReplica::Reset);
         }
@@ -1004,17 +1104,23 @@ async fn replica(
                     current = stream;
                     let mut node = thread_rng().gen_range(0..nodes);
                     let w = world.borrow();
+                    // The first node that leads (`true`) or does not, if any.
+                    let first = |leads: bool| {
+                        (0..nodes).find(|&i| {
+                            let now = w.now_ms(i);
+                            let leading = w.elections[i]
+                                .as_ref()
+                                .is_some_and(|e| e.leading(now).is_some());
+                            leading == leads
+                        })
+                    };
+                    if w.script == Script::ReplicaWatchesAFollower && index == 0 {
+                        node = first(false).unwrap_or(node);
+                    }
                     if w.script == Script::ReplicaLaggingBeyondWatchBuffer && index == 0 {
                         // The lagging replica watches the leader, whose live events it
                         // cannot keep up with.
-                        node = (0..nodes)
-                            .find(|&i| {
-                                let now = w.now_ms(i);
-                                w.elections[i]
-                                    .as_ref()
-                                    .is_some_and(|e| e.leading(now).is_some())
-                            })
-                            .unwrap_or(node);
+                        node = first(true).unwrap_or(node);
                     }
                     drop(w);
                     let watch = watch_at(world.clone(), node, index, stream, from_revision);
@@ -1133,6 +1239,7 @@ async fn simulate(shape: Shape, bugs: Bugs, script: Script) -> Outcome {
         inboxes: vec![None; shape.nodes],
         replica_inboxes,
         subscribers: vec![Vec::new(); shape.nodes],
+        tails: vec![None; shape.nodes],
         reads,
         elections: vec![None; shape.nodes],
         checks: Checkers::default(),
@@ -1268,6 +1375,17 @@ fn check(world: &mut World, tables: &[u64]) {
             .converged(i, &final_registry, &history);
     }
     world.checks.assert_clean();
+    // Retention ran: every table's history was cut back while it committed, and the
+    // checkers above held over the expired history.
+    for &id in tables {
+        let table = history.table_by_id(id).expect("checked above");
+        assert!(
+            table.latest_version() <= RETENTION.versions_max + 1 || table.oldest_version() > 1,
+            "table {id} kept versions {} to {}: nothing expired",
+            table.oldest_version(),
+            table.latest_version()
+        );
+    }
     assert!(
         world.reads_served > 0,
         "no read-your-writes read was checked: the run proved nothing about replicas"
@@ -1350,6 +1468,11 @@ fn scenario(shape: Shape, script: Script) {
             "{script:?} never happened at seed {seed}"
         );
     }
+}
+
+#[test]
+fn a_replica_watching_a_follower_gets_commits_through_its_log_tail() {
+    scenario(CLUSTER, Script::ReplicaWatchesAFollower);
 }
 
 #[test]

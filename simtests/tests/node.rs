@@ -10,7 +10,7 @@ use lake_core::node::{
     CallId, Node, NodeConfig, NodeEvent, NodeInput, NodeOutput, NodeRequest, StoreAnswer, StoreCall,
 };
 use lake_core::store::contract::lease;
-use lake_core::{CommitError, EventStore, Registry};
+use lake_core::{ChangeKind, CommitError, EventStore, ManifestRef, Registry, Retention};
 use lake_simtests::store::SimStore;
 
 const LEASE_MS: i64 = 2_000;
@@ -584,4 +584,87 @@ fn the_leader_checkpoints_and_truncates_and_a_restart_reads_only_the_tail() {
         restarted.events
     );
     assert_eq!(restarted.store.truncated(), 8);
+}
+
+/// The leader sweeps every `sweep_every_ms`: a table whose history aged past its window
+/// without further commits has it expired by the sweep (written to the log like any
+/// change), and nothing is written while nothing is due.
+#[test]
+fn the_leader_sweeps_history_that_aged_past_its_window() {
+    let store = SimStore::default();
+    let config = NodeConfig {
+        retention: Retention {
+            version_max_age_ms: 60_000,
+            ..Retention::FOREVER
+        },
+        sweep_every_ms: 10_000,
+        ..NodeConfig::new(election("n1", true), store.append_limits())
+    };
+    let mut h = Harness {
+        node: Node::new(config).expect("valid config"),
+        store,
+        ..Harness::new(true)
+    };
+    h.serve();
+    h.mutate(1, "ns");
+    h.handle(NodeInput::Request {
+        id: 2,
+        request: NodeRequest::Mutate(Mutation::CreateTable {
+            namespace: "ns".into(),
+            name: "t".into(),
+            schema_ipc: vec![1],
+        }),
+    });
+    h.settle();
+    let table_id = match h.reply(2) {
+        Some(Ok(Reply {
+            applied: Applied::TableCreated(meta),
+            ..
+        })) => meta.id,
+        other => panic!("{other:?}"),
+    };
+    for (id, base) in (3..=5).zip(0..) {
+        h.handle(NodeInput::Request {
+            id,
+            request: NodeRequest::Mutate(Mutation::Commit {
+                table_id,
+                base_version: base,
+                manifest: ManifestRef {
+                    path: format!("_versions/{}.manifest", base + 1),
+                    size_bytes: 1,
+                },
+                operation: None,
+            }),
+        });
+        h.settle();
+        assert!(matches!(h.reply(id), Some(Ok(_))), "{:?}", h.reply(id));
+    }
+    let written = h.store.log().len();
+    // Within the window (and its tenth of slack) the sweeps write nothing.
+    for _ in 0..6 {
+        h.advance(10_000);
+        h.settle();
+    }
+    assert_eq!(h.store.log().len(), written, "nothing due yet");
+    // Past it, the next sweep expires all but the latest version.
+    for _ in 0..2 {
+        h.advance(10_000);
+        h.settle();
+    }
+    let registry = h.node.registry().expect("serving");
+    let table = registry.table_by_id(table_id).expect("t");
+    assert_eq!((table.oldest_version(), table.latest_version()), (3, 3));
+    let log = h.store.log();
+    assert!(
+        matches!(
+            log.last().map(|e| &e.kind),
+            Some(ChangeKind::HistoryExpired {
+                versions_before: 3,
+                ..
+            })
+        ),
+        "{:?}",
+        log.last()
+    );
+    assert_eq!(&Registry::from_log(&log).expect("replays"), registry);
 }

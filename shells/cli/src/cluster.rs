@@ -105,6 +105,8 @@ pub struct MetasrvOptions {
     /// guards it.
     #[arg(long, env = "LAKE_METASRV_INSECURE_NO_TLS")]
     pub insecure_no_tls: bool,
+    #[command(flatten)]
+    pub retention: RetentionArgs,
 }
 
 /// How a client reaches Metasrv over TLS (`https://` endpoints), as Query replicas and
@@ -242,7 +244,7 @@ pub async fn run_metasrv(
     election.node = options.node.unwrap_or_else(|| advertise.clone());
     election.address = advertise.clone();
     let node = election.node.clone();
-    let mut metasrv = Metasrv::start_node(store, election)?;
+    let mut metasrv = Metasrv::start_node_with(store, election, options.retention.retention()?)?;
     if let Some(peer_tls) = peer_tls {
         metasrv = metasrv.with_peer_tls(peer_tls);
     }
@@ -416,6 +418,57 @@ impl AuthArgs {
     }
 }
 
+/// How much of each table's history Metasrv keeps (see `lake_core::retention`): time
+/// travel reaches the versions kept, and an append retried with a kept operation id
+/// commits nothing new. What expires leaves Metasrv's memory, its store (at the next
+/// checkpoint) and every Query replica's cache.
+#[derive(Clone, Debug, clap::Args)]
+pub struct RetentionArgs {
+    /// Versions committed longer ago than this many hours expire (the latest version of a
+    /// table never does).
+    #[arg(long, env = "LAKE_HISTORY_MAX_AGE_HOURS", default_value_t = 168)]
+    pub history_max_age_hours: u64,
+    /// At most this many versions are kept per table (at least 1). Each costs about 0.5 KB
+    /// of memory in Metasrv and in every Query replica.
+    #[arg(long, env = "LAKE_HISTORY_MAX_VERSIONS", default_value_t = 1_000)]
+    pub history_max_versions: u64,
+    /// Operation ids (append idempotency keys) older than this many hours expire: an
+    /// append retried with an expired id commits again, as a new version.
+    #[arg(long, env = "LAKE_OPERATION_ID_MAX_AGE_HOURS", default_value_t = 168)]
+    pub operation_id_max_age_hours: u64,
+    /// At most this many operation ids are kept per table.
+    #[arg(long, env = "LAKE_OPERATION_IDS_MAX", default_value_t = 100_000)]
+    pub operation_ids_max: u64,
+}
+
+impl RetentionArgs {
+    /// The windows these flags give.
+    ///
+    /// # Errors
+    /// `--history-max-versions` is 0, or an age does not fit in milliseconds.
+    pub fn retention(&self) -> anyhow::Result<lake_core::Retention> {
+        let ms = |hours: u64, flag: &str| {
+            i64::try_from(hours)
+                .ok()
+                .and_then(|h| h.checked_mul(3_600_000))
+                .with_context(|| format!("{flag} {hours} is too large"))
+        };
+        let retention = lake_core::Retention {
+            version_max_age_ms: ms(self.history_max_age_hours, "--history-max-age-hours")?,
+            versions_max: self.history_max_versions,
+            operation_max_age_ms: ms(
+                self.operation_id_max_age_hours,
+                "--operation-id-max-age-hours",
+            )?,
+            operations_max: self.operation_ids_max,
+        };
+        retention
+            .validate()
+            .map_err(|e| anyhow::anyhow!("{e} (--history-max-versions must be at least 1)"))?;
+        Ok(retention)
+    }
+}
+
 /// What one statement may use on a Query replica (see `lake_query::Limits`).
 #[derive(Clone, Debug, clap::Args)]
 pub struct LimitArgs {
@@ -552,6 +605,7 @@ pub async fn run_query(
             iceberg,
             limits: options.limits.limits(),
             auth: options.auth.options()?,
+            retention: lake_core::Retention::DEFAULT,
         },
         key,
         options.listen,

@@ -274,6 +274,9 @@ pub struct ReplicaOptions {
     pub limits: lake_query::Limits,
     /// Who may call.
     pub auth: AuthOptions,
+    /// How much history the embedded Metasrv keeps per table (a cluster's Query replica
+    /// ignores it: its Metasrv nodes have their own).
+    pub retention: lake_core::Retention,
 }
 
 /// Who may call a Query replica, and over what.
@@ -335,7 +338,11 @@ pub async fn start_with(
             data_dir.display()
         )
     })?;
-    let metasrv = Metasrv::start(Arc::new(store))?;
+    let metasrv = Metasrv::start_node_with(
+        Arc::new(store),
+        lake_metasrv::single_node_election(),
+        options.retention,
+    )?;
     let client = metasrv.clone().serve_in_process();
     let key = ticket_key(&data_dir.join("ticket.key"))?;
     let data_root = data_dir.to_string_lossy().to_string();

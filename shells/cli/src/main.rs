@@ -57,6 +57,8 @@ enum Command {
         limits: lake::cluster::LimitArgs,
         #[command(flatten)]
         auth: lake::cluster::AuthArgs,
+        #[command(flatten)]
+        retention: lake::cluster::RetentionArgs,
     },
     /// Run one SQL statement and print the result.
     Sql {
@@ -274,12 +276,14 @@ fn main() -> anyhow::Result<()> {
                 iceberg,
                 limits,
                 auth,
+                retention,
             } => {
                 let options = embedded::ReplicaOptions {
                     stage_root: None,
                     iceberg: iceberg.config()?,
                     limits: limits.limits(),
                     auth: auth.options()?,
+                    retention: retention.retention()?,
                 };
                 let server = embedded::start_with(
                     &data_dir,

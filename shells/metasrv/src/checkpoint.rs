@@ -5,7 +5,9 @@
 //! says how to put it back together and checks it. Both stores and the `Snapshot` call
 //! use this one encoding.
 
-use lake_core::{GrantScope, Privilege, Registry, RegistryParts, StoreError};
+use lake_core::{
+    GrantScope, OperationRecord, Privilege, Registry, RegistryParts, StoreError, TableParts,
+};
 use prost::Message;
 use sha2::{Digest as _, Sha256};
 
@@ -93,6 +95,20 @@ fn encode(registry: &Registry) -> proto::RegistryCheckpoint {
             .map(|table| proto::CheckpointTable {
                 meta: Some((&table.meta).into()),
                 versions: table.versions.iter().map(Into::into).collect(),
+                operations: {
+                    let mut operations: Vec<proto::CheckpointOperation> = table
+                        .operations
+                        .iter()
+                        .map(|(id, record)| proto::CheckpointOperation {
+                            id: id.to_string(),
+                            digest: record.digest.to_vec(),
+                            version: record.version,
+                            committed_at_ms: record.committed_at_ms,
+                        })
+                        .collect();
+                    operations.sort_unstable_by_key(|op| op.version);
+                    operations
+                },
             })
             .collect(),
         grants: registry
@@ -195,7 +211,25 @@ pub fn decode(header: &proto::CheckpointHeader, bytes: &[u8]) -> Result<Registry
             .map(convert::version_record)
             .collect::<Result<Vec<_>, _>>()
             .map_err(malformed)?;
-        tables.push((meta.into(), versions));
+        let mut operations = Vec::with_capacity(table.operations.len());
+        for op in table.operations {
+            let digest = convert::digest(&op.digest)
+                .map_err(malformed)?
+                .ok_or_else(|| corrupt(revision, "an operation id without its digest".into()))?;
+            operations.push((
+                op.id,
+                OperationRecord {
+                    digest,
+                    version: op.version,
+                    committed_at_ms: op.committed_at_ms,
+                },
+            ));
+        }
+        tables.push(TableParts {
+            meta: meta.into(),
+            versions,
+            operations,
+        });
     }
     let mut grants = Vec::with_capacity(decoded.grants.len());
     for grant in decoded.grants {
@@ -244,5 +278,38 @@ mod tests {
         newer.format = FORMAT + 1;
         let err = decode(&newer, &bytes).expect_err("format");
         assert!(err.to_string().contains("format 2"), "{err}");
+    }
+
+    #[test]
+    fn a_checkpoint_keeps_expired_history_out_and_operation_ids_that_outlive_their_versions() {
+        use lake_core::store::contract::fleet_event;
+        use lake_core::{ChangeEvent, ChangeKind};
+        // 2 tables, 10 versions each, every version an append with an operation id.
+        let mut log: Vec<_> = (1..=23).map(|r| fleet_event(2, r)).collect();
+        log.push(ChangeEvent {
+            revision: 24,
+            kind: ChangeKind::HistoryExpired {
+                table_id: 1,
+                versions_before: 8,
+                operations_through: 5,
+            },
+        });
+        let registry = Registry::from_log(&log).expect("replays");
+        let table = registry.table_by_id(1).expect("t1");
+        assert_eq!((table.oldest_version(), table.latest_version()), (8, 10));
+        assert_eq!(table.operations.len(), 5, "ids of versions 6 to 10");
+        let encoded = Encoded::new(&registry, 1 << 20);
+        let bytes: Vec<u8> = encoded.chunks().flatten().copied().collect();
+        let decoded = decode(&encoded.header, &bytes).expect("decodes");
+        assert_eq!(decoded, registry);
+        let table = decoded.table_by_id(1).expect("t1");
+        assert!(table.version(7).is_none() && table.version(8).is_some());
+        let (_, op6) = table
+            .operations
+            .iter()
+            .find(|(_, op)| op.version == 6)
+            .expect("the id of expired version 6 is kept");
+        assert_eq!(op6.version, 6);
+        assert_eq!(decoded.table_by_id(2).expect("t2").versions.len(), 10);
     }
 }

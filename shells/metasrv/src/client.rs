@@ -41,6 +41,9 @@ pub struct TableDescription {
     pub versions: Vec<VersionRecord>,
     /// Registry revision the description was read at.
     pub revision: u64,
+    /// The version the asked operation id committed and its payload digest, while the id
+    /// is retained (the version's record may have expired before it).
+    pub operation: Option<(u64, Digest)>,
 }
 
 /// How long a call keeps trying the nodes while none can take it (a leader failover
@@ -439,6 +442,15 @@ impl MetasrvClient {
                 .map(convert::version_record)
                 .collect::<Result<_, _>>()?,
             revision: r.revision,
+            operation: match r.operation {
+                Some(op) => Some((
+                    op.version,
+                    convert::digest(&op.digest)?.ok_or_else(|| {
+                        MetasrvError::Malformed("an operation without its digest".into())
+                    })?,
+                )),
+                None => None,
+            },
         })
     }
 

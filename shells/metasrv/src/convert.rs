@@ -138,6 +138,15 @@ impl From<&ChangeEvent> for proto::ChangeEvent {
                 scope: scope.to_wire(),
                 privilege: privilege.map_or(0, Privilege::code),
             }),
+            ChangeKind::HistoryExpired {
+                table_id,
+                versions_before,
+                operations_through,
+            } => Kind::HistoryExpired(proto::HistoryExpired {
+                table_id: *table_id,
+                versions_before: *versions_before,
+                operations_through: *operations_through,
+            }),
         };
         Self {
             revision: e.revision,
@@ -171,6 +180,11 @@ pub fn change_event(e: proto::ChangeEvent) -> Result<ChangeEvent, MetasrvError> 
             principal: g.principal,
             scope: grant_scope(&g.scope)?,
             privilege: privilege(g.privilege)?,
+        },
+        Kind::HistoryExpired(h) => ChangeKind::HistoryExpired {
+            table_id: h.table_id,
+            versions_before: h.versions_before,
+            operations_through: h.operations_through,
         },
     };
     Ok(ChangeEvent {

@@ -14,8 +14,9 @@ use futures::Stream;
 use lake_core::commit::{Applied, Mutation, Reply, RequestId};
 use lake_core::election::ElectionConfig;
 use lake_core::node::{CallId, Node, NodeConfig, NodeEvent, NodeInput, NodeOutput, NodeRequest};
+use lake_core::tail::{Tail, TailConfig, TailInput, TailOutput};
 use lake_core::watch::{Watch, WatchConfig, WatchInput, WatchOutput};
-use lake_core::{ChangeEvent, CommitError, Registry, StoreAnswer, StoreError};
+use lake_core::{ChangeEvent, CommitError, Registry, Retention, StoreAnswer, StoreError};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
@@ -85,6 +86,9 @@ pub struct Metasrv {
     peer_tls: Option<Arc<crate::ClientTls>>,
     /// Bounds the `Snapshot` loads running at once ([`SNAPSHOT_LOADS_MAX`]).
     snapshot_loads: Arc<tokio::sync::Semaphore>,
+    /// The node's log tail ([`lake_core::tail`]): one reader of the log for every watch
+    /// stream this node serves.
+    tail: mpsc::UnboundedSender<TailInput>,
 }
 
 impl Metasrv {
@@ -110,14 +114,32 @@ impl Metasrv {
         store: Arc<dyn EventStore>,
         election: ElectionConfig,
     ) -> Result<Self, MetasrvError> {
+        Self::start_node_with(store, election, Retention::DEFAULT)
+    }
+
+    /// [`Self::start_node`] keeping each table's history for `retention`
+    /// ([`lake_core::retention`]).
+    ///
+    /// # Errors
+    /// [`MetasrvError::Config`] when the election settings or the windows are
+    /// inconsistent.
+    pub fn start_node_with(
+        store: Arc<dyn EventStore>,
+        election: ElectionConfig,
+        retention: Retention,
+    ) -> Result<Self, MetasrvError> {
         let (state_tx, state) = watch::channel(NodeState {
             node: election.node.clone(),
             ..NodeState::default()
         });
-        let node = Node::new(NodeConfig::new(election, store.append_limits()))
-            .map_err(MetasrvError::Config)?;
+        let node = Node::new(NodeConfig {
+            retention,
+            ..NodeConfig::new(election, store.append_limits())
+        })
+        .map_err(MetasrvError::Config)?;
         let (commands, rx) = mpsc::channel(1024);
         let (events, _) = broadcast::channel(WATCH_BUFFER);
+        let (tail_tx, tail_rx) = mpsc::unbounded_channel();
         let metasrv = Self {
             commands,
             events: events.clone(),
@@ -128,8 +150,10 @@ impl Metasrv {
             leader_rpc: Arc::new(std::sync::Mutex::new(None)),
             peer_tls: None,
             snapshot_loads: Arc::new(tokio::sync::Semaphore::new(SNAPSHOT_LOADS_MAX)),
+            tail: tail_tx.clone(),
         };
-        tokio::spawn(drive(store, node, rx, events, state_tx));
+        tokio::spawn(tail(store.clone(), events.clone(), tail_rx));
+        tokio::spawn(drive(store, node, rx, events, state_tx, tail_tx));
         Ok(metasrv)
     }
 
@@ -376,6 +400,9 @@ struct Driver {
     /// Callers of [`Metasrv::shutdown`], answered once the node stopped.
     stopping: Vec<oneshot::Sender<()>>,
     stopped: bool,
+    /// The node's log tail, and whether it was last told that the node leads.
+    tail: mpsc::UnboundedSender<TailInput>,
+    leading: bool,
 }
 
 impl Driver {
@@ -405,6 +432,10 @@ impl Driver {
                     }
                 }
                 NodeOutput::Publish(published) => {
+                    if let Some(last) = published.last() {
+                        let revision = last.revision;
+                        let _ = self.tail.send(TailInput::Published { revision });
+                    }
                     for event in published {
                         // No receivers is fine: watchers re-read the store on subscribe.
                         let _ = self.events.send(event);
@@ -469,6 +500,7 @@ async fn drive(
     mut commands: mpsc::Receiver<Command>,
     events: broadcast::Sender<ChangeEvent>,
     state: watch::Sender<NodeState>,
+    tail: mpsc::UnboundedSender<TailInput>,
 ) {
     let (answers, mut answer_rx) = mpsc::unbounded_channel();
     let mut driver = Driver {
@@ -480,6 +512,8 @@ async fn drive(
         answers,
         stopping: Vec::new(),
         stopped: false,
+        tail,
+        leading: false,
     };
     let mut closed = false;
     while !driver.stopped {
@@ -505,6 +539,10 @@ async fn drive(
             }
         }
         let now = driver.node.state(now_ms());
+        if now.serving.is_some() != driver.leading {
+            driver.leading = now.serving.is_some();
+            let _ = driver.tail.send(TailInput::Leading(driver.leading));
+        }
         state.send_if_modified(|seen| {
             let changed = *seen != now;
             *seen = now;
@@ -513,6 +551,47 @@ async fn drive(
     }
     for done in driver.stopping {
         let _ = done.send(());
+    }
+}
+
+/// Runs a node's log tail ([`Tail`]) until every handle of the node is gone: reads the log
+/// while the node does not lead and a stream follows, and broadcasts what is new to the
+/// node's watch streams through `events`.
+async fn tail(
+    store: Arc<dyn EventStore>,
+    events: broadcast::Sender<ChangeEvent>,
+    mut inputs: mpsc::UnboundedReceiver<TailInput>,
+) {
+    let mut tail = Tail::new(TailConfig::DEFAULT);
+    loop {
+        while let Some(output) = tail.poll() {
+            match output {
+                TailOutput::ReadLog { after, limit } => {
+                    let store = store.clone();
+                    let read = tokio::task::spawn_blocking(move || store.read_after(after, limit))
+                        .await
+                        .unwrap_or_else(|e| Err(StoreError::Io(e.to_string())));
+                    tail.handle(TailInput::Read(read), now_ms());
+                }
+                TailOutput::Broadcast(batch) => {
+                    for event in batch {
+                        let _ = events.send(event);
+                    }
+                }
+            }
+        }
+        let wait_ms = tail
+            .next_deadline_ms()
+            .saturating_sub(now_ms())
+            .clamp(1, 1_000);
+        let input = tokio::select! {
+            input = inputs.recv() => match input {
+                Some(input) => input,
+                None => return,
+            },
+            () = tokio::time::sleep(Duration::from_millis(wait_ms.unsigned_abs())) => TailInput::Tick,
+        };
+        tail.handle(input, now_ms());
     }
 }
 
@@ -755,11 +834,11 @@ impl MetasrvRpc for Metasrv {
                     });
                 };
                 // Bounded: the versions asked for and the latest, never the history.
-                let by_operation = r
+                let operation = r
                     .operation_id
                     .as_ref()
-                    .and_then(|id| table.operations.get(id))
-                    .map(|(_, version)| *version);
+                    .and_then(|id| Some((id, table.operations.get(id)?)));
+                let by_operation = operation.map(|(_, op)| op.version);
                 let mut wanted: Vec<u64> = [
                     r.version,
                     by_operation,
@@ -778,6 +857,12 @@ impl MetasrvRpc for Metasrv {
                         .map(Into::into)
                         .collect(),
                     revision: registry.revision(),
+                    operation: operation.map(|(id, op)| proto::CheckpointOperation {
+                        id: id.clone(),
+                        digest: op.digest.to_vec(),
+                        version: op.version,
+                        committed_at_ms: op.committed_at_ms,
+                    }),
                 })
             })
             .await?
@@ -937,9 +1022,13 @@ impl MetasrvRpc for Metasrv {
         // Subscribe before reading the log so nothing falls between the two.
         let mut live = self.events.subscribe();
         let store = self.store.clone();
+        let tail = self.tail.clone();
         let (tx, rx) = mpsc::channel::<Result<proto::ChangeEvent, Status>>(256);
         tokio::spawn(async move {
             let mut watch = Watch::new(WatchConfig::DEFAULT, r.from_revision, r.follow, now_ms());
+            // Whether the node's tail was told that this stream follows (since it last
+            // caught up with the log).
+            let mut told = false;
             loop {
                 while let Some(output) = watch.poll() {
                     let item = match output {
@@ -977,6 +1066,13 @@ impl MetasrvRpc for Metasrv {
                     let end = item.is_err();
                     if tx.send(item).await.is_err() || end {
                         return;
+                    }
+                }
+                if watch.following() != told {
+                    told = watch.following();
+                    if told {
+                        let revision = watch.sent();
+                        let _ = tail.send(TailInput::Following { revision });
                     }
                 }
                 let wait_ms = watch

@@ -18,7 +18,11 @@ async fn start(dir: &std::path::Path) -> (MetasrvClient, Arc<RocksStore>) {
 /// A Metasrv node on `store`, serving gRPC on a free port of 127.0.0.1: a client and the
 /// address.
 async fn serve(store: Arc<dyn EventStore>) -> (MetasrvClient, std::net::SocketAddr) {
-    let metasrv = Metasrv::start(store).expect("start");
+    serve_node(Metasrv::start(store).expect("start")).await
+}
+
+/// `metasrv` serving gRPC on a free port of 127.0.0.1: a client and the address.
+async fn serve_node(metasrv: Metasrv) -> (MetasrvClient, std::net::SocketAddr) {
     let addr = metasrv
         .spawn_server("127.0.0.1:0".parse().expect("addr"))
         .await
@@ -135,12 +139,14 @@ async fn a_table_description_stays_bounded_as_history_grows() {
         "the version, the operation's, the latest"
     );
     assert_eq!(asked.versions[1].operation_id.as_deref(), Some("op-17"));
+    assert_eq!(asked.operation, Some((17, [1; 32])), "what op-17 committed");
     let unknown = client
         .describe_table_with("ns", "t", Some(99), Some("never"))
         .await
         .expect("describe unknown");
     let versions: Vec<u64> = unknown.versions.iter().map(|v| v.version).collect();
     assert_eq!(versions, [50], "what does not exist is simply absent");
+    assert_eq!(unknown.operation, None);
 }
 
 /// An operation id is recorded in every change event; an oversized one is refused with a
@@ -703,11 +709,23 @@ async fn grants_go_through_the_log_to_watchers_and_replay_from_the_store() {
 }
 
 /// A RocksDB store whose first `fail` log reads fail with an I/O error, and whose
-/// checkpoint reads take `slow_ms` each.
+/// checkpoint reads take `slow_ms` each; it counts its log reads in `reads`.
 struct FlakyReads {
     inner: RocksStore,
     fail: std::sync::atomic::AtomicU32,
     slow_ms: std::sync::atomic::AtomicU64,
+    reads: std::sync::atomic::AtomicU64,
+}
+
+impl FlakyReads {
+    fn new(dir: &std::path::Path, fail: u32) -> Self {
+        Self {
+            inner: RocksStore::open(dir).expect("open"),
+            fail: std::sync::atomic::AtomicU32::new(fail),
+            slow_ms: std::sync::atomic::AtomicU64::new(0),
+            reads: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
 }
 
 impl EventStore for FlakyReads {
@@ -734,6 +752,7 @@ impl EventStore for FlakyReads {
         after: u64,
         limit: usize,
     ) -> Result<Vec<lake_core::ChangeEvent>, StoreError> {
+        self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let left = self.fail.load(std::sync::atomic::Ordering::SeqCst);
         if left > 0 {
             self.fail
@@ -768,11 +787,7 @@ impl EventStore for FlakyReads {
 #[tokio::test]
 async fn a_leader_whose_log_read_fails_reads_again_and_serves() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Arc::new(FlakyReads {
-        inner: RocksStore::open(dir.path()).expect("open"),
-        fail: std::sync::atomic::AtomicU32::new(3),
-        slow_ms: std::sync::atomic::AtomicU64::new(0),
-    });
+    let store = Arc::new(FlakyReads::new(dir.path(), 3));
     let metasrv = Metasrv::start(store.clone()).expect("start");
     let reply = tokio::time::timeout(Duration::from_secs(8), metasrv.mutate(namespace("ns")))
         .await
@@ -788,11 +803,7 @@ async fn a_leader_whose_log_read_fails_reads_again_and_serves() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_snapshot_sends_keepalives_while_the_node_loads() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Arc::new(FlakyReads {
-        inner: RocksStore::open(dir.path()).expect("open"),
-        fail: std::sync::atomic::AtomicU32::new(0),
-        slow_ms: std::sync::atomic::AtomicU64::new(0),
-    });
+    let store = Arc::new(FlakyReads::new(dir.path(), 0));
     let (client, _) = serve(store.clone()).await;
     client.create_namespace("ns").await.expect("ns");
     store
@@ -808,4 +819,52 @@ async fn a_slow_snapshot_sends_keepalives_while_the_node_loads() {
     assert!(snapshot.has_namespace("ns"));
     // Keepalives at 2 s and 4 s, the header, one chunk.
     assert!(messages >= 4, "{messages} messages");
+}
+
+/// One reader of the log per node, however many watch streams it serves (the node's tail):
+/// a follower node with 50 following streams reads the log about ten times a second while
+/// nothing happens, not ten times a second per stream, and each commit the leader makes
+/// still reaches every stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_reads_the_log_once_per_poll_for_all_the_streams_it_serves() {
+    const STREAMS: usize = 50;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(FlakyReads::new(dir.path(), 0));
+    let a = Metasrv::start_node(store.clone(), node("a")).expect("a");
+    a.mutate(namespace("ns")).await.expect("a leads");
+    let b = Metasrv::start_node(store.clone(), node("b")).expect("b");
+    let (client, _) = serve_node(b.clone()).await;
+    let mut streams = Vec::new();
+    for _ in 0..STREAMS {
+        streams.push(Box::pin(client.watch(0, true).await.expect("watch")));
+    }
+    let next = |revision: u64| {
+        move |event: Option<Result<lake_core::ChangeEvent, _>>| {
+            let event = event.expect("open").expect("an event");
+            assert_eq!(event.revision, revision);
+        }
+    };
+    for stream in &mut streams {
+        let event = tokio::time::timeout(Duration::from_secs(10), stream.next()).await;
+        next(1)(event.expect("caught up"));
+    }
+    // Quiet for two seconds: the follower's tail polls (every 100 ms), the streams do not
+    // (one read each every 100 ms would be 1,000 reads).
+    let before = store.reads.load(std::sync::atomic::Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let quiet = store.reads.load(std::sync::atomic::Ordering::SeqCst) - before;
+    eprintln!("{STREAMS} streams on a follower, quiet for 2 s: {quiet} log reads");
+    assert!(
+        quiet <= 40,
+        "{quiet} log reads in 2 s for {STREAMS} streams"
+    );
+    // A commit through the leader reaches every stream on the follower.
+    let reply = a.mutate(namespace("second")).await.expect("commit");
+    assert_eq!(reply.revision, 2);
+    for stream in &mut streams {
+        // Sooner than a stream's own read of the log (5 s after it caught up).
+        let event = tokio::time::timeout(Duration::from_secs(2), stream.next()).await;
+        next(2)(event.expect("the commit arrives within the tail's poll"));
+    }
+    drop(b);
 }

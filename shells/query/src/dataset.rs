@@ -154,14 +154,11 @@ impl Datasets {
         // Authoritative read: the replay check and the base version come from Metasrv.
         let mut description = self.describe(meta, operation_id.as_deref()).await?;
         if let Some(id) = &operation_id
-            && let Some(record) = description
-                .versions
-                .iter()
-                .find(|v| v.operation_id.as_deref() == Some(id.as_str()))
+            && let Some(committed) = description.operation
         {
             // Committed before: the same rows make a replay.
             let (digest, count) = PayloadDigest::of(&schema, rows).await?;
-            return replay(&table, id, record, digest, description.revision).map(|c| (c, count));
+            return replay(&table, id, committed, digest, description.revision).map(|c| (c, count));
         }
         let latest = description.versions.last().map_or(0, |v| v.version);
         // Data files once. Append mode: Lance creates the dataset (an Overwrite of nothing)
@@ -252,12 +249,9 @@ impl Datasets {
                 description = self.describe(meta, id).await?;
             }
             if let Some((id, digest)) = &operation
-                && let Some(record) = description
-                    .versions
-                    .iter()
-                    .find(|v| v.operation_id.as_deref() == Some(id.as_str()))
+                && let Some(committed) = description.operation
             {
-                return replay(&table, id, record, *digest, description.revision)
+                return replay(&table, id, committed, *digest, description.revision)
                     .map(|c| (c, count));
             }
             let latest = description.versions.last().map_or(0, |v| v.version);
@@ -356,25 +350,24 @@ pub type RowStream = std::pin::Pin<
     Box<dyn futures::Stream<Item = Result<RecordBatch, QueryError>> + Send + 'static>,
 >;
 
-/// The answer to an append whose operation id `id` already committed `record`: a replay
-/// when `digest` is the payload it committed, a conflict otherwise.
+/// The answer to an append whose operation id `id` already committed `(version, its
+/// payload digest)`: a replay when `digest` is that payload, a conflict otherwise.
 fn replay(
     table: &str,
     id: &str,
-    record: &VersionRecord,
+    (version, committed): (u64, Digest),
     digest: Digest,
     revision: u64,
 ) -> Result<Committed, QueryError> {
-    if record.digest.as_ref() == Some(&digest) {
+    if committed == digest {
         return Ok(Committed {
-            version: record.version,
+            version,
             replayed: true,
             revision,
         });
     }
     Err(QueryError::Conflict(format!(
-        "operation id {id:?} already committed version {} of {table} with a different payload",
-        record.version
+        "operation id {id:?} already committed version {version} of {table} with a different payload"
     )))
 }
 

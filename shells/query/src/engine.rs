@@ -2109,6 +2109,20 @@ pub(crate) fn snapshot_error(e: lake_core::SnapshotError) -> QueryError {
             utc(requested_ms),
             utc(first_ms)
         )),
+        lake_core::SnapshotError::Expired {
+            table,
+            requested,
+            oldest,
+            oldest_ms,
+        } => QueryError::NotFound(format!(
+            "{} of table {table} has expired: the oldest retained version is {oldest}, committed at {} (Metasrv keeps history for `--history-max-age-hours` / `--history-max-versions`)",
+            match requested {
+                lake_core::VersionSpec::AsOfMs(ms) => format!("the version as of {}", utc(ms)),
+                lake_core::VersionSpec::Version(v) => format!("version {v}"),
+                lake_core::VersionSpec::Latest => "the latest version".into(),
+            },
+            utc(oldest_ms)
+        )),
         e @ lake_core::SnapshotError::Unsupported { .. } => {
             QueryError::InvalidArgument(e.to_string())
         }

@@ -1,5 +1,7 @@
 //! Commits: every acknowledged commit is in the gap-free version history exactly once, no
 //! version is acknowledged to two operations, and nothing is committed without an ack.
+//! Versions may expire from the front of a table's history; the retained operation ids
+//! (which the simulations never expire) still name every committed operation's version.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -61,21 +63,28 @@ impl Commits {
                 self.violate(format!("table {id} is missing from the history"));
                 continue;
             };
+            let first = table.oldest_version();
             for (i, v) in table.versions.iter().enumerate() {
-                if v.version != i as u64 + 1 {
+                if v.version != first + i as u64 {
                     self.violate(format!(
-                        "table {id}'s history has version {} at position {}",
-                        v.version,
-                        i + 1
+                        "table {id}'s history has version {} at position {} after version {first}",
+                        v.version, i
                     ));
                 }
-                let Some(op) = v.operation_id.clone() else {
-                    continue;
-                };
-                if !committed.insert(op.clone()) {
+                if let Some(op) = &v.operation_id
+                    && table.operations.get(op).map(|r| r.version) != Some(v.version)
+                {
+                    self.violate(format!(
+                        "version {} of table {id} was committed by {op}, which the table's operation ids do not name",
+                        v.version
+                    ));
+                }
+            }
+            for (op, _) in table.operations.iter() {
+                if !committed.insert(op.to_string()) {
                     self.violate(format!("{op} committed twice"));
                 }
-                if complete && !self.acked.contains_key(&op) {
+                if complete && !self.acked.contains_key(op) {
                     self.violate(format!("{op} committed without an ack"));
                 }
             }
@@ -84,10 +93,7 @@ impl Commits {
             .acked
             .iter()
             .filter(|(op, (table, version))| {
-                history
-                    .table_by_id(*table)
-                    .and_then(|t| t.version(*version))
-                    .is_none_or(|r| r.operation_id.as_deref() != Some(op.as_str()))
+                super::committed_as(history, *table, op) != Some(*version)
             })
             .map(|(op, (table, version))| format!("{op} (version {version} of table {table})"))
             .collect();

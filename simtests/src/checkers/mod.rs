@@ -17,6 +17,24 @@ pub mod fencing;
 pub mod leadership;
 pub mod replicas;
 
+/// The version of `table` that operation `op` committed, as `registry` records it: its
+/// retained operation ids name the version, and that version's record, unless it expired
+/// from the retained history, carries `op`. `None` when the registry does not hold `op`
+/// so. The simulations let versions expire but keep operation ids (a run's few dozen), so
+/// an acknowledged operation is always found this way.
+pub fn committed_as(
+    registry: &lake_core::Registry,
+    table: lake_core::TableId,
+    op: &str,
+) -> Option<u64> {
+    let table = registry.table_by_id(table)?;
+    let version = table.operations.get(op)?.version;
+    match table.version(version) {
+        Some(record) if record.operation_id.as_deref() != Some(op) => None,
+        _ => Some(version),
+    }
+}
+
 /// A broken invariant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {

@@ -40,13 +40,10 @@ impl Replicas {
             ));
             return;
         }
-        let found = served
-            .table_by_id(table)
-            .and_then(|t| t.version(version))
-            .and_then(|r| r.operation_id.clone());
-        if found.as_deref() != Some(op) {
+        let found = super::committed_as(served, table, op);
+        if found != Some(version) {
             self.violate(format!(
-                "replica {replica} at revision {} (token {token}) serves {found:?} as version {version} of table {table}, acknowledged to {op}",
+                "replica {replica} at revision {} (token {token}) serves {op} as version {found:?} of table {table}; it was acknowledged as version {version}",
                 served.revision()
             ));
         }
