@@ -324,7 +324,7 @@ impl Coordinator {
                     });
                 }
             }
-            Input::Sweep { max_tables } => self.sweep(now_ms, max_tables),
+            Input::Sweep { max_tables } => self.sweep(now_ms, max_tables.max(1)),
             Input::Loaded(events) => {
                 if self.loading {
                     self.loading = false;
@@ -720,6 +720,18 @@ fn plan(registry: &Registry, mutation: Mutation, now_ms: i64) -> Result<Planned,
                     detail: format!(
                         "{expiry:?} reaches past the latest version {latest}, which is never expired"
                     ),
+                });
+            }
+            let expires_versions = expiry.versions_before > table.oldest_version();
+            let expires_operations = table
+                .operations
+                .oldest_version()
+                .is_some_and(|oldest| oldest <= expiry.operations_through);
+            if !expires_versions && !expires_operations {
+                // Expired already (by a commit since the sweep looked): write nothing.
+                return Err(CommitError::InvalidInput {
+                    what: "history expiry",
+                    detail: format!("{expiry:?} expires nothing that is still kept"),
                 });
             }
             Ok(Planned::Event(ChangeKind::HistoryExpired {

@@ -127,8 +127,8 @@ pub enum SnapshotError {
     /// The requested version (or the version as of the requested time) was committed but
     /// has expired from the table's retained history ([`crate::retention`]).
     #[error(
-        "{} of table {table} has expired: the oldest retained version is {oldest}, committed at {oldest_ms} ms since the epoch (Metasrv's retention windows decide how long history is kept)",
-        expired_request(requested)
+        "{}: the oldest retained version is {oldest}, committed at {oldest_ms} ms since the epoch; older versions expired (Metasrv's retention windows decide how long history is kept)",
+        expired_request(table, requested)
     )]
     Expired {
         table: String,
@@ -159,11 +159,13 @@ pub enum SnapshotError {
     Unsupported { table: String, what: String },
 }
 
-/// `version N` / `the version as of T ms since the epoch`, for [`SnapshotError::Expired`].
-fn expired_request(requested: &crate::VersionSpec) -> String {
+/// What [`SnapshotError::Expired`] could not find in `table`.
+fn expired_request(table: &str, requested: &crate::VersionSpec) -> String {
     match requested {
-        crate::VersionSpec::Version(v) => format!("version {v}"),
-        crate::VersionSpec::AsOfMs(ms) => format!("the version as of {ms} ms since the epoch"),
-        crate::VersionSpec::Latest => "the latest version".into(),
+        crate::VersionSpec::Version(v) => format!("version {v} of table {table} has expired"),
+        crate::VersionSpec::AsOfMs(ms) => {
+            format!("table {table} keeps no version as of {ms} ms since the epoch")
+        }
+        crate::VersionSpec::Latest => format!("table {table} has no latest version"),
     }
 }

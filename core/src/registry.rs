@@ -409,6 +409,11 @@ impl Operations {
         self.oldest.map(|(_, at)| at)
     }
 
+    /// The version the oldest retained id committed.
+    pub fn oldest_version(&self) -> Option<u64> {
+        self.oldest.map(|(version, _)| version)
+    }
+
     /// `(version, committed_at_ms)` of each retained id, oldest first: a sort, for the
     /// retention sweep once something is due.
     pub fn in_commit_order(&self) -> Vec<(u64, i64)> {
@@ -799,9 +804,15 @@ impl Registry {
             for (id, record) in ops {
                 let in_order = record.version > previous && record.version <= latest;
                 previous = record.version;
-                if !in_order || !operations.insert(id, record) {
+                if !in_order {
                     return Err(inconsistent(format!(
                         "table id {}: operation id of version {} is out of order",
+                        meta.id, record.version
+                    )));
+                }
+                if !operations.insert(id, record) {
+                    return Err(inconsistent(format!(
+                        "table id {}: the operation id of version {} appears twice",
                         meta.id, record.version
                     )));
                 }
@@ -937,6 +948,15 @@ impl Registry {
                         "version {} does not follow {}",
                         record.version,
                         table.latest_version()
+                    )));
+                }
+                if let Some(op) = &record.operation_id
+                    && table.operations.get(op).is_some()
+                {
+                    // Planning replays a retained id; committing it again is another history.
+                    return Err(inconsistent(format!(
+                        "operation id {:?} of table {table_id} committed twice",
+                        shorten(op)
                     )));
                 }
                 let table = Arc::make_mut(table);

@@ -36,14 +36,15 @@ pub struct Retention {
     pub versions_max: u64,
     /// Operation ids of versions committed more than this long ago expire, in ms.
     pub operation_max_age_ms: i64,
-    /// At most this many operation ids are kept per table.
+    /// At most this many operation ids are kept per table (at least 1: an append's id is
+    /// kept at least until the next append).
     pub operations_max: u64,
 }
 
 /// What expires from one table: the fields of [`crate::ChangeKind::HistoryExpired`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Expiry {
-    /// The oldest version kept.
+    /// The oldest version kept (the versions before it expire; 0: none expires).
     pub versions_before: u64,
     /// The operation ids of versions up to this one expire (0: none).
     pub operations_through: u64,
@@ -54,10 +55,11 @@ impl Retention {
     pub const DAY_MS: i64 = 86_400_000;
 
     /// Lake's defaults: 7 days and 1,000 versions of history per table (about 0.5 MB of
-    /// registry per table at 474 bytes a version, in Metasrv and in every Query replica's
+    /// registry per table at 488 bytes a version, in Metasrv and in every Query replica's
     /// cache); operation ids for 7 days, at most 100,000 per table (an append retried
     /// within a week, by a writer that appended fewer than 100,000 times since, is
-    /// recognized).
+    /// recognized; ids that outlive their versions cost about 150 bytes each, so up to
+    /// 15 MB for a table appended to under an id more than 100,000 times a week).
     pub const DEFAULT: Self = Self {
         version_max_age_ms: 7 * Self::DAY_MS,
         versions_max: 1_000,
@@ -77,11 +79,17 @@ impl Retention {
     ///
     /// # Errors
     /// What is wrong: `versions_max` must be at least 1 (the latest version is always
-    /// kept), ages must not be negative.
+    /// kept), `operations_max` too, ages must not be negative.
     pub fn validate(&self) -> Result<(), String> {
         if self.versions_max == 0 {
             return Err(
                 "versions_max must be at least 1: the latest version is always kept".into(),
+            );
+        }
+        if self.operations_max == 0 {
+            return Err(
+                "operations_max must be at least 1: an id forgotten at once would make every retry commit again"
+                    .into(),
             );
         }
         if self.version_max_age_ms < 0 || self.operation_max_age_ms < 0 {

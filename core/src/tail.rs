@@ -4,14 +4,17 @@
 //! replicas watching, a quiet node then reads the log 10 times a second, not 10,000.
 //!
 //! * A node that leads publishes every durable event itself (the coordinator's
-//!   [`crate::Output::Publish`]): its tail reads nothing ([`TailInput::Leading`]) and only
+//!   [`crate::Output::Publish`]): its tail reads once to the end of the log when the node
+//!   starts to lead ([`TailInput::Leading`]; the last leader's final writes) and then only
 //!   notes how far the published events reach ([`TailInput::Published`]).
 //! * A follower node, which writes nothing, learns of the leader's writes from the log: its
 //!   tail reads the events after the last one it knows every `poll_ms`, and at once again
 //!   after a full page.
 //! * The tail starts reading only once a stream follows ([`TailInput::Following`]) and
-//!   from where that stream caught up, so a node nobody watches reads nothing, and a
-//!   restarted node never reads the history.
+//!   from where that stream caught up (a stream that catches up behind the tail moves it
+//!   back, never forward past what it broadcast), so a node nobody ever watched reads
+//!   nothing, and a restarted node never reads the history. (Once a stream followed, the
+//!   tail keeps polling: ten reads a second of a node.)
 //! * A stream that misses a broadcast (it was reading the log, or its buffer overflowed)
 //!   sees a gap or a lag and reads the log itself, as [`crate::Watch`] does.
 //!
@@ -73,6 +76,8 @@ pub struct Tail {
     /// The last revision broadcast or published (`None`: no stream followed yet).
     revision: Option<u64>,
     leading: bool,
+    /// Read up to the end of the log although this node leads (it just started to).
+    catch_up: bool,
     reading: bool,
     next_read_ms: i64,
     outputs: VecDeque<TailOutput>,
@@ -85,6 +90,7 @@ impl Tail {
             config,
             revision: None,
             leading: false,
+            catch_up: false,
             reading: false,
             next_read_ms: i64::MAX,
             outputs: VecDeque::new(),
@@ -109,9 +115,9 @@ impl Tail {
     pub fn handle(&mut self, input: TailInput, now_ms: i64) {
         match input {
             TailInput::Following { revision } => {
-                if self.revision.is_none_or(|known| revision > known) {
-                    self.revision = Some(revision);
-                }
+                // Never past what it broadcast: the events between would reach no stream
+                // (a stream behind gets some twice, which it drops).
+                self.revision = Some(self.revision.map_or(revision, |known| known.min(revision)));
                 if !self.reading {
                     self.next_read_ms = self
                         .next_read_ms
@@ -119,10 +125,11 @@ impl Tail {
                 }
             }
             TailInput::Leading(leading) => {
+                // A node that starts to lead reads once more: the events the last leader
+                // wrote before this node's tail read them are published by nobody else.
                 self.leading = leading;
-                if !leading {
-                    self.next_read_ms = now_ms;
-                }
+                self.catch_up = leading;
+                self.next_read_ms = now_ms;
             }
             TailInput::Published { revision } => {
                 self.revision = Some(self.revision.map_or(revision, |known| known.max(revision)));
@@ -149,6 +156,8 @@ impl Tail {
                         }
                         if full {
                             self.next_read_ms = now_ms;
+                        } else {
+                            self.catch_up = false;
                         }
                     }
                     // What it knew is gone from the log (a checkpoint covered it while
@@ -179,10 +188,10 @@ impl Tail {
         self.outputs.pop_front()
     }
 
-    /// Whether this tail reads the log now: a stream follows, this node does not lead, and
-    /// no read is in flight.
+    /// Whether this tail reads the log now: a stream follows, this node does not lead (or
+    /// just started to and has not read to the end yet), and no read is in flight.
     fn reads(&self) -> bool {
-        self.revision.is_some() && !self.leading && !self.reading
+        self.revision.is_some() && (!self.leading || self.catch_up) && !self.reading
     }
 }
 
@@ -233,13 +242,17 @@ mod tests {
     }
 
     #[test]
-    fn a_leading_node_reads_nothing_and_a_full_page_is_followed_at_once() {
+    fn a_leading_node_reads_once_to_the_end_then_nothing_and_a_full_page_is_followed_at_once() {
         let mut t = Tail::new(TailConfig {
             batch: 2,
             ..TailConfig::DEFAULT
         });
         t.handle(TailInput::Leading(true), 0);
         t.handle(TailInput::Following { revision: 1 }, 0);
+        // The last leader's final writes: read once, since nobody else publishes them.
+        assert_eq!(drain(&mut t), [TailOutput::ReadLog { after: 1, limit: 2 }]);
+        t.handle(TailInput::Read(Ok(vec![event(2)])), 1);
+        assert_eq!(drain(&mut t), [TailOutput::Broadcast(vec![event(2)])]);
         t.handle(TailInput::Published { revision: 3 }, 50);
         t.handle(TailInput::Tick, 10_000);
         assert!(drain(&mut t).is_empty(), "the leader publishes; no reads");
@@ -254,6 +267,39 @@ mod tests {
                 TailOutput::Broadcast(vec![event(4), event(5)]),
                 TailOutput::ReadLog { after: 5, limit: 2 }
             ]
+        );
+    }
+
+    #[test]
+    fn a_stream_that_catches_up_never_moves_the_tail_past_what_it_broadcast() {
+        let mut t = Tail::new(TailConfig::DEFAULT);
+        t.handle(TailInput::Following { revision: 5 }, 0);
+        // A stream that read further on its own (or asked for u64::MAX) does not move the
+        // tail past 5: events 6 and 7 still reach the streams at 5.
+        t.handle(TailInput::Following { revision: 7 }, 10);
+        t.handle(TailInput::Following { revision: u64::MAX }, 20);
+        t.handle(TailInput::Tick, 100);
+        assert_eq!(
+            drain(&mut t),
+            [TailOutput::ReadLog {
+                after: 5,
+                limit: 1024
+            }]
+        );
+        t.handle(TailInput::Read(Ok(vec![event(6), event(7)])), 101);
+        assert_eq!(
+            drain(&mut t),
+            [TailOutput::Broadcast(vec![event(6), event(7)])]
+        );
+        // One that catches up behind it moves it back: it gets those events too.
+        t.handle(TailInput::Following { revision: 6 }, 150);
+        t.handle(TailInput::Tick, 201);
+        assert_eq!(
+            drain(&mut t),
+            [TailOutput::ReadLog {
+                after: 6,
+                limit: 1024
+            }]
         );
     }
 

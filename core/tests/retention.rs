@@ -247,19 +247,61 @@ fn a_registry_with_expired_history_survives_its_parts() {
 fn an_expiry_past_the_latest_version_is_refused() {
     let (mut h, t) = harness(Retention::FOREVER);
     append(&mut h, t, "op-1", 1);
-    let err = h
-        .call(Mutation::ExpireHistory {
+    let mut expire = |versions_before| {
+        h.call(Mutation::ExpireHistory {
             table_id: t,
             expiry: lake_core::Expiry {
-                versions_before: 2,
+                versions_before,
                 operations_through: 0,
             },
         })
-        .expect_err("the latest version stays");
-    assert!(err.to_string().contains("latest version 1"), "{err}");
-    let windows = Retention {
-        versions_max: 0,
-        ..Retention::DEFAULT
+        .expect_err("refused")
+        .to_string()
     };
-    assert!(windows.validate().is_err());
+    let err = expire(2);
+    assert!(
+        err.contains("latest version 1"),
+        "the latest version stays: {err}"
+    );
+    // One that expires nothing still kept writes nothing (a sweep raced a commit).
+    let err = expire(1);
+    assert!(err.contains("expires nothing"), "{err}");
+    for windows in [
+        Retention {
+            versions_max: 0,
+            ..Retention::DEFAULT
+        },
+        Retention {
+            operations_max: 0,
+            ..Retention::DEFAULT
+        },
+    ] {
+        assert!(windows.validate().is_err(), "{windows:?}");
+    }
+}
+
+/// A log that commits a retained operation id a second time is another history (planning
+/// replays a retained id): replaying it fails instead of keeping the first silently.
+#[test]
+fn a_retained_operation_id_committed_twice_does_not_replay() {
+    let (mut h, t) = harness(Retention::FOREVER);
+    append(&mut h, t, "op-1", 1);
+    let mut log = h.store.log.clone();
+    let ChangeKind::VersionCommitted { table_id, record } =
+        log.last().expect("a commit").kind.clone()
+    else {
+        panic!("{:?}", log.last());
+    };
+    let mut again = record;
+    again.version += 1;
+    again.revision += 1;
+    log.push(lake_core::ChangeEvent {
+        revision: log.len() as u64 + 1,
+        kind: ChangeKind::VersionCommitted {
+            table_id,
+            record: again,
+        },
+    });
+    let err = Registry::from_log(&log).expect_err("committed twice");
+    assert!(err.to_string().contains("committed twice"), "{err}");
 }

@@ -63,7 +63,7 @@ const TABLES: usize = 2;
 /// The leader checkpoints every 8 events and keeps 4 before the checkpoint.
 const CHECKPOINT_EVERY: u64 = 8;
 const LOG_KEEP: u64 = 4;
-/// Each table keeps its last 3 versions (and those of the last minute); operation ids stay
+/// Each table keeps its last 3 versions, none older than a minute; operation ids stay
 /// (the checkers find every acknowledged operation through them). Commits expire history
 /// in their own writes; the leader also sweeps every 2 s. (Sweeps that write often would
 /// leave a deposed leader's stale write no moment to land in, and the planted fencing bug
@@ -1044,6 +1044,13 @@ async fn writer(world: Shared, id: usize, tables: Vec<u64>) {
                     target = thread_rng().gen_range(0..nodes);
                 }
                 Some(Err(e)) if e.is_retryable() => {}
+                Some(Err(CommitError::TableIdNotFound { id })) => {
+                    // The run's tables are created (and acknowledged) before the writers
+                    // start and never dropped: this is an acknowledged write lost.
+                    let mut w = world.borrow_mut();
+                    w.checks.commits.table_lost(id);
+                    w.checks.assert_clean();
+                }
                 Some(Err(e)) => panic!("{op_id}: unexpected refusal {e}"),
             }
         };
@@ -1386,6 +1393,13 @@ fn check(world: &mut World, tables: &[u64]) {
             table.latest_version()
         );
     }
+    assert!(
+        tables
+            .iter()
+            .filter_map(|&id| history.table_by_id(id))
+            .any(|t| t.oldest_version() > 1),
+        "no table's history expired"
+    );
     assert!(
         world.reads_served > 0,
         "no read-your-writes read was checked: the run proved nothing about replicas"

@@ -14,8 +14,13 @@ use sha2::{Digest as _, Sha256};
 use crate::convert;
 use crate::proto;
 
-/// The encoding version this code writes and reads.
-pub const FORMAT: u32 = 1;
+/// The encoding version this code writes: 2, with each table's retained operation ids
+/// stored beside its versions (retention lets them outlive their versions).
+pub const FORMAT: u32 = 2;
+
+/// The oldest encoding this code reads: 1, where every version was kept and a table's
+/// operation ids are those of its versions' records.
+pub const FORMAT_OLDEST: u32 = 1;
 
 /// Largest encoded checkpoint a reader accepts, in bytes: 8 GiB, far above a registry of
 /// 10,000 tables × 1,000 versions (about 1.5 GB), so a corrupt or hostile header cannot
@@ -146,11 +151,11 @@ pub fn decode_header(bytes: &[u8]) -> Result<proto::CheckpointHeader, StoreError
 /// # Errors
 /// [`StoreError::Corrupt`] naming what is wrong.
 pub fn check_header(header: &proto::CheckpointHeader) -> Result<(), StoreError> {
-    if header.format != FORMAT {
+    if !(FORMAT_OLDEST..=FORMAT).contains(&header.format) {
         return Err(corrupt(
             header.revision,
             format!(
-                "format {} (this Lake reads format {FORMAT}; a newer Lake wrote it?)",
+                "format {} (this Lake reads formats {FORMAT_OLDEST} to {FORMAT}; a newer Lake wrote it?)",
                 header.format
             ),
         ));
@@ -212,6 +217,19 @@ pub fn decode(header: &proto::CheckpointHeader, bytes: &[u8]) -> Result<Registry
             .collect::<Result<Vec<_>, _>>()
             .map_err(malformed)?;
         let mut operations = Vec::with_capacity(table.operations.len());
+        if header.format == 1 {
+            // Format 1 kept every version: its operation ids are its versions' ones.
+            operations.extend(versions.iter().filter_map(|v| {
+                Some((
+                    v.operation_id.clone()?,
+                    OperationRecord {
+                        digest: v.digest?,
+                        version: v.version,
+                        committed_at_ms: v.committed_at_ms,
+                    },
+                ))
+            }));
+        }
         for op in table.operations {
             let digest = convert::digest(&op.digest)
                 .map_err(malformed)?
@@ -277,7 +295,7 @@ mod tests {
         let mut newer = encoded.header.clone();
         newer.format = FORMAT + 1;
         let err = decode(&newer, &bytes).expect_err("format");
-        assert!(err.to_string().contains("format 2"), "{err}");
+        assert!(err.to_string().contains("format 3"), "{err}");
     }
 
     #[test]
@@ -311,5 +329,35 @@ mod tests {
             .expect("the id of expired version 6 is kept");
         assert_eq!(op6.version, 6);
         assert_eq!(decoded.table_by_id(2).expect("t2").versions.len(), 10);
+    }
+}
+
+#[cfg(test)]
+mod format_1 {
+    use super::*;
+    use lake_core::store::contract::fleet_event;
+
+    /// A checkpoint written in format 1 (before retention: no operation ids beside the
+    /// versions) reads back with the operation ids of its versions' records.
+    #[test]
+    fn a_format_1_checkpoint_reads_back_with_its_versions_operation_ids() {
+        let log: Vec<_> = (1..=9).map(|r| fleet_event(2, r)).collect();
+        let registry = Registry::from_log(&log).expect("replays");
+        let mut message = encode(&registry);
+        for table in &mut message.tables {
+            table.operations.clear();
+        }
+        let bytes = message.encode_to_vec();
+        let header = proto::CheckpointHeader {
+            format: 1,
+            revision: registry.revision(),
+            bytes: bytes.len() as u64,
+            chunks: 1,
+            sha256: Sha256::digest(&bytes).to_vec(),
+        };
+        let decoded = decode(&header, &bytes).expect("format 1 decodes");
+        assert_eq!(decoded, registry);
+        let table = decoded.table_by_id(1).expect("t1");
+        assert_eq!(table.operations.len(), table.versions.len());
     }
 }

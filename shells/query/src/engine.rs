@@ -2115,11 +2115,15 @@ pub(crate) fn snapshot_error(e: lake_core::SnapshotError) -> QueryError {
             oldest,
             oldest_ms,
         } => QueryError::NotFound(format!(
-            "{} of table {table} has expired: the oldest retained version is {oldest}, committed at {} (Metasrv keeps history for `--history-max-age-hours` / `--history-max-versions`)",
+            "{}: the oldest retained version is {oldest}, committed at {}; older versions expired (Metasrv keeps history for `--history-max-age-hours` / `--history-max-versions`)",
             match requested {
-                lake_core::VersionSpec::AsOfMs(ms) => format!("the version as of {}", utc(ms)),
-                lake_core::VersionSpec::Version(v) => format!("version {v}"),
-                lake_core::VersionSpec::Latest => "the latest version".into(),
+                lake_core::VersionSpec::AsOfMs(ms) => {
+                    format!("table {table} keeps no version as of {}", utc(ms))
+                }
+                lake_core::VersionSpec::Version(v) => {
+                    format!("version {v} of table {table} has expired")
+                }
+                lake_core::VersionSpec::Latest => format!("table {table} has no latest version"),
             },
             utc(oldest_ms)
         )),

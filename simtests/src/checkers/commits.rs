@@ -40,6 +40,14 @@ impl Commits {
         self.acked.insert(op.to_string(), (table, version));
     }
 
+    /// A writer was told that `table`, whose creation was acknowledged before the writers
+    /// started (and which nothing drops), does not exist: the store lost its creation.
+    pub fn table_lost(&mut self, table: TableId) {
+        self.violate(format!(
+            "table {table} was acknowledged as created and the store no longer has it"
+        ));
+    }
+
     /// How many operations were acknowledged.
     pub fn acknowledged_count(&self) -> usize {
         self.acked.len()
