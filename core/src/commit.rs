@@ -363,12 +363,13 @@ impl Coordinator {
         let expiry = self.retention.expiry(registry.table_by_id(id)?, now_ms)?;
         Some(ChangeEvent {
             revision: registry.revision() + 1,
-            kind: ChangeKind::HistoryExpired {
-                table_id: id,
-                versions_before: expiry.versions_before,
-                operations_through: expiry.operations_through,
-            },
+            kind: expiry.change(id),
         })
+    }
+
+    /// Whether a group of `items` store items and `bytes` event bytes fits one write.
+    fn fits(&self, items: usize, bytes: usize) -> bool {
+        items <= self.limits.items && bytes <= self.limits.bytes
     }
 
     /// Answers `waiter` (a sweep's own mutations have none: the next sweep redoes them).
@@ -408,9 +409,7 @@ impl Coordinator {
                     };
                     let size = event.size_bound();
                     let cost = self.limits.items_for(size);
-                    if !events.is_empty()
-                        && (items + cost > self.limits.items || bytes + size > self.limits.bytes)
-                    {
+                    if !events.is_empty() && !self.fits(items + cost, bytes + size) {
                         self.queue.push_front((id, unplanned));
                         break;
                     }
@@ -434,10 +433,7 @@ impl Coordinator {
                     {
                         let size = event.size_bound();
                         let cost = self.limits.items_for(size);
-                        if items + cost <= self.limits.items
-                            && bytes + size <= self.limits.bytes
-                            && after.apply(&event).is_ok()
-                        {
+                        if self.fits(items + cost, bytes + size) && after.apply(&event).is_ok() {
                             items += cost;
                             bytes += size;
                             events.push(event);
@@ -734,11 +730,7 @@ fn plan(registry: &Registry, mutation: Mutation, now_ms: i64) -> Result<Planned,
                     detail: format!("{expiry:?} expires nothing that is still kept"),
                 });
             }
-            Ok(Planned::Event(ChangeKind::HistoryExpired {
-                table_id,
-                versions_before: expiry.versions_before,
-                operations_through: expiry.operations_through,
-            }))
+            Ok(Planned::Event(expiry.change(table_id)))
         }
     }
 }

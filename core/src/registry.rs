@@ -414,15 +414,11 @@ impl Operations {
         self.oldest.map(|(version, _)| version)
     }
 
-    /// `(version, committed_at_ms)` of each retained id, oldest first: a sort, for the
-    /// retention sweep once something is due.
-    pub fn in_commit_order(&self) -> Vec<(u64, i64)> {
-        let mut order: Vec<(u64, i64)> = self
-            .by_id
-            .values()
-            .map(|r| (r.version, r.committed_at_ms))
-            .collect();
-        order.sort_unstable();
+    /// Each retained id with its record, oldest first (a sort: for checkpoints, and for
+    /// the retention sweep once something is due).
+    pub fn in_commit_order(&self) -> Vec<(&str, &OperationRecord)> {
+        let mut order: Vec<(&str, &OperationRecord)> = self.iter().collect();
+        order.sort_unstable_by_key(|(_, record)| record.version);
         order
     }
 
@@ -715,18 +711,15 @@ impl Registry {
             tables: self
                 .tables
                 .values()
-                .map(|t| {
-                    let mut operations: Vec<(String, OperationRecord)> = t
+                .map(|t| TableParts {
+                    meta: t.meta.clone(),
+                    versions: t.versions.clone(),
+                    operations: t
                         .operations
-                        .iter()
+                        .in_commit_order()
+                        .into_iter()
                         .map(|(id, record)| (id.to_string(), *record))
-                        .collect();
-                    operations.sort_by_key(|(_, record)| record.version);
-                    TableParts {
-                        meta: t.meta.clone(),
-                        versions: t.versions.clone(),
-                        operations,
-                    }
+                        .collect(),
                 })
                 .collect(),
             grants: self
@@ -886,6 +879,7 @@ impl Registry {
             revision: event.revision,
             what,
         };
+        let no_table = |id: &TableId| inconsistent(format!("table id {id} does not exist"));
         match &event.kind {
             ChangeKind::NamespaceCreated { name } => {
                 if self.namespaces.contains_key(name) {
@@ -926,7 +920,7 @@ impl Registry {
             }
             ChangeKind::TableDropped { id } => {
                 let Some(table) = self.tables.remove(id) else {
-                    return Err(inconsistent(format!("table id {id} does not exist")));
+                    return Err(no_table(id));
                 };
                 self.names
                     .remove(&(table.meta.namespace.clone(), table.meta.name.clone()));
@@ -942,7 +936,7 @@ impl Registry {
                 let table = self
                     .tables
                     .get_mut(table_id)
-                    .ok_or_else(|| inconsistent(format!("table id {table_id} does not exist")))?;
+                    .ok_or_else(|| no_table(table_id))?;
                 if record.version != table.latest_version() + 1 {
                     return Err(inconsistent(format!(
                         "version {} does not follow {}",
@@ -980,7 +974,7 @@ impl Registry {
                 let table = self
                     .tables
                     .get_mut(table_id)
-                    .ok_or_else(|| inconsistent(format!("table id {table_id} does not exist")))?;
+                    .ok_or_else(|| no_table(table_id))?;
                 if table.version(*version).is_none() {
                     return Err(inconsistent(format!(
                         "version {version} of table {table_id} does not exist"
@@ -1025,7 +1019,7 @@ impl Registry {
                 let table = self
                     .tables
                     .get_mut(table_id)
-                    .ok_or_else(|| inconsistent(format!("table id {table_id} does not exist")))?;
+                    .ok_or_else(|| no_table(table_id))?;
                 let latest = table.latest_version();
                 if *versions_before > latest || *operations_through > latest {
                     return Err(inconsistent(format!(

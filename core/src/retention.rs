@@ -50,6 +50,17 @@ pub struct Expiry {
     pub operations_through: u64,
 }
 
+impl Expiry {
+    /// The change that carries this expiry out on table `table_id`.
+    pub fn change(self, table_id: crate::TableId) -> crate::ChangeKind {
+        crate::ChangeKind::HistoryExpired {
+            table_id,
+            versions_before: self.versions_before,
+            operations_through: self.operations_through,
+        }
+    }
+}
+
 impl Retention {
     /// One day in milliseconds.
     pub const DAY_MS: i64 = 86_400_000;
@@ -138,7 +149,7 @@ impl Retention {
         };
         let operations_through = if operations_due {
             let order = operations.in_commit_order();
-            let times = order.iter().map(|&(_, at)| at);
+            let times = order.iter().map(|(_, record)| record.committed_at_ms);
             let n = cut(
                 times,
                 order.len(),
@@ -148,7 +159,7 @@ impl Retention {
             );
             n.checked_sub(1)
                 .and_then(|last| order.get(last))
-                .map_or(0, |&(v, _)| v)
+                .map_or(0, |(_, record)| record.version)
         } else {
             0
         };

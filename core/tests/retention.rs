@@ -217,7 +217,7 @@ fn the_operation_count_window_keeps_the_newest_ids() {
         .operations
         .in_commit_order()
         .iter()
-        .map(|&(v, _)| v)
+        .map(|(_, record)| record.version)
         .collect();
     assert_eq!(versions, (3..=12).collect::<Vec<_>>());
     assert!(table.operations.get("op-2").is_none() && table.operations.get("op-3").is_some());

@@ -100,20 +100,17 @@ fn encode(registry: &Registry) -> proto::RegistryCheckpoint {
             .map(|table| proto::CheckpointTable {
                 meta: Some((&table.meta).into()),
                 versions: table.versions.iter().map(Into::into).collect(),
-                operations: {
-                    let mut operations: Vec<proto::CheckpointOperation> = table
-                        .operations
-                        .iter()
-                        .map(|(id, record)| proto::CheckpointOperation {
-                            id: id.to_string(),
-                            digest: record.digest.to_vec(),
-                            version: record.version,
-                            committed_at_ms: record.committed_at_ms,
-                        })
-                        .collect();
-                    operations.sort_unstable_by_key(|op| op.version);
-                    operations
-                },
+                operations: table
+                    .operations
+                    .in_commit_order()
+                    .into_iter()
+                    .map(|(id, record)| proto::CheckpointOperation {
+                        id: id.to_string(),
+                        digest: record.digest.to_vec(),
+                        version: record.version,
+                        committed_at_ms: record.committed_at_ms,
+                    })
+                    .collect(),
             })
             .collect(),
         grants: registry

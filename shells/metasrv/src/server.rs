@@ -554,6 +554,19 @@ async fn drive(
     }
 }
 
+/// Up to `limit` events after revision `after` ([`EventStore::read_after`]), read on the
+/// blocking pool (a store read is a RocksDB or DynamoDB round trip).
+async fn read_log(
+    store: &Arc<dyn EventStore>,
+    after: u64,
+    limit: usize,
+) -> Result<Vec<ChangeEvent>, StoreError> {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || store.read_after(after, limit))
+        .await
+        .unwrap_or_else(|e| Err(StoreError::Io(e.to_string())))
+}
+
 /// Runs a node's log tail ([`Tail`]) until every handle of the node is gone: reads the log
 /// while the node does not lead and a stream follows, and broadcasts what is new to the
 /// node's watch streams through `events`.
@@ -567,10 +580,7 @@ async fn tail(
         while let Some(output) = tail.poll() {
             match output {
                 TailOutput::ReadLog { after, limit } => {
-                    let store = store.clone();
-                    let read = tokio::task::spawn_blocking(move || store.read_after(after, limit))
-                        .await
-                        .unwrap_or_else(|e| Err(StoreError::Io(e.to_string())));
+                    let read = read_log(&store, after, limit).await;
                     tail.handle(TailInput::Read(read), now_ms());
                 }
                 TailOutput::Broadcast(batch) => {
@@ -1033,11 +1043,7 @@ impl MetasrvRpc for Metasrv {
                 while let Some(output) = watch.poll() {
                     let item = match output {
                         WatchOutput::ReadLog { after, limit } => {
-                            let store = store.clone();
-                            let read =
-                                tokio::task::spawn_blocking(move || store.read_after(after, limit))
-                                    .await
-                                    .unwrap_or_else(|e| Err(StoreError::Io(e.to_string())));
+                            let read = read_log(&store, after, limit).await;
                             watch.handle(WatchInput::Read(read), now_ms());
                             continue;
                         }
