@@ -8,17 +8,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-$PWD/target}"
+step() { echo "test.sh: $1 done at ${SECONDS}s" >&2; }
 # moto's S3 + DynamoDB server on 127.0.0.1 for the distributed tests (no-op if running).
 bash .ci/services.sh start
-CARGO_TARGET_DIR="$target" cargo test --workspace --locked
+CARGO_TARGET_DIR="$target" cargo test --workspace --locked; step "cargo test"
 # A few hundred seeds per simulation (from the clock; a failure prints its replay command).
 MADSIM_TEST_NUM="${MADSIM_TEST_NUM:-300}" RUSTFLAGS="--cfg madsim" \
-  CARGO_TARGET_DIR="${MADSIM_TARGET_DIR:-$target/madsim}" cargo test -p lake-simtests --locked
-CARGO_TARGET_DIR="$target" python3 -m pytest -q shells/cli/tests/python
+  CARGO_TARGET_DIR="${MADSIM_TARGET_DIR:-$target/madsim}" cargo test -p lake-simtests --locked; step simtests
+CARGO_TARGET_DIR="$target" python3 -m pytest -q shells/cli/tests/python; step pytest
 # The benchmark suite at a tiny scale: every TPC-H answer (Lake over ADBC, DataFusion) is
 # checked against DuckDB's, and each section runs once end to end. Figures at this scale
 # mean nothing; `cargo run --release --bin lake-bench` is the benchmark.
-CARGO_TARGET_DIR="$target" cargo build --workspace --locked
+CARGO_TARGET_DIR="$target" cargo build --workspace --locked; step "cargo build"
 "$target/debug/lake-bench" --no-install --scale 0.01 --runs 1 --commit-seconds 1 --file-mib 64 \
   --startup-tables 50 --startup-versions 20 \
   --out "$target/bench-smoke" >/dev/null
+step bench-smoke
