@@ -13,8 +13,9 @@
 //! * The tail starts reading only once a stream follows ([`TailInput::Following`]) and
 //!   from where that stream caught up (a stream that catches up behind the tail moves it
 //!   back, never forward past what it broadcast), so a node nobody ever watched reads
-//!   nothing, and a restarted node never reads the history. (Once a stream followed, the
-//!   tail keeps polling: ten reads a second of a node.)
+//!   nothing, and a restarted node never reads the history. When the last following
+//!   stream ends ([`TailInput::Left`]) the tail stops reading; the next stream to follow
+//!   starts it again from where that stream caught up.
 //! * A stream that misses a broadcast (it was reading the log, or its buffer overflowed)
 //!   sees a gap or a lag and reads the log itself, as [`crate::Watch`] does.
 //!
@@ -22,7 +23,7 @@
 //! drain [`Tail::poll`], answer each [`TailOutput::ReadLog`] with [`TailInput::Read`], and
 //! tick no later than [`Tail::next_deadline_ms`].
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 
 use crate::registry::ChangeEvent;
 use crate::store::StoreError;
@@ -48,8 +49,11 @@ impl TailConfig {
 /// Inputs of a [`Tail`].
 #[derive(Debug)]
 pub enum TailInput {
-    /// A stream caught up with the log at `revision` and now follows live events.
-    Following { revision: u64 },
+    /// Stream `stream` (an id the node gives each watch stream) caught up with the log at
+    /// `revision` and now follows live events (again, after it lagged: its place moves).
+    Following { stream: u64, revision: u64 },
+    /// Stream `stream` ended (whether or not it followed).
+    Left { stream: u64 },
     /// Whether this node leads (it publishes every durable event itself).
     Leading(bool),
     /// This node published the durable events through `revision`.
@@ -75,6 +79,8 @@ pub struct Tail {
     config: TailConfig,
     /// The last revision broadcast or published (`None`: no stream followed yet).
     revision: Option<u64>,
+    /// The streams that follow now.
+    following: BTreeSet<u64>,
     leading: bool,
     /// Read up to the end of the log although this node leads (it just started to).
     catch_up: bool,
@@ -89,6 +95,7 @@ impl Tail {
         Self {
             config,
             revision: None,
+            following: BTreeSet::new(),
             leading: false,
             catch_up: false,
             reading: false,
@@ -114,10 +121,16 @@ impl Tail {
     /// Feeds one input at `now_ms`; drain [`Self::poll`] afterwards.
     pub fn handle(&mut self, input: TailInput, now_ms: i64) {
         match input {
-            TailInput::Following { revision } => {
+            TailInput::Following { stream, revision } => {
                 // Never past what it broadcast: the events between would reach no stream
-                // (a stream behind gets some twice, which it drops).
-                self.revision = Some(self.revision.map_or(revision, |known| known.min(revision)));
+                // (a stream behind gets some twice, which it drops). The first stream to
+                // follow sets it: no other stream needs what came before.
+                let first = self.following.is_empty();
+                self.following.insert(stream);
+                self.revision = Some(match self.revision {
+                    Some(known) if !first => known.min(revision),
+                    _ => revision,
+                });
                 if !self.reading {
                     self.next_read_ms = self
                         .next_read_ms
@@ -130,6 +143,9 @@ impl Tail {
                 self.leading = leading;
                 self.catch_up = leading;
                 self.next_read_ms = now_ms;
+            }
+            TailInput::Left { stream } => {
+                self.following.remove(&stream);
             }
             TailInput::Published { revision } => {
                 self.revision = Some(self.revision.map_or(revision, |known| known.max(revision)));
@@ -191,7 +207,15 @@ impl Tail {
     /// Whether this tail reads the log now: a stream follows, this node does not lead (or
     /// just started to and has not read to the end yet), and no read is in flight.
     fn reads(&self) -> bool {
-        self.revision.is_some() && (!self.leading || self.catch_up) && !self.reading
+        !self.following.is_empty()
+            && self.revision.is_some()
+            && (!self.leading || self.catch_up)
+            && !self.reading
+    }
+
+    /// How many streams follow now.
+    pub fn followers(&self) -> usize {
+        self.following.len()
     }
 }
 
@@ -210,7 +234,13 @@ mod tests {
         t.handle(TailInput::Tick, 1_000);
         assert!(drain(&mut t).is_empty(), "nobody watches: no reads");
         assert_eq!(t.next_deadline_ms(), i64::MAX);
-        t.handle(TailInput::Following { revision: 5 }, 1_000);
+        t.handle(
+            TailInput::Following {
+                stream: 1,
+                revision: 5,
+            },
+            1_000,
+        );
         assert!(drain(&mut t).is_empty());
         assert_eq!(t.next_deadline_ms(), 1_100);
         t.handle(TailInput::Tick, 1_100);
@@ -222,7 +252,13 @@ mod tests {
             }]
         );
         // One read at a time, however many streams follow.
-        t.handle(TailInput::Following { revision: 5 }, 1_150);
+        t.handle(
+            TailInput::Following {
+                stream: 2,
+                revision: 5,
+            },
+            1_150,
+        );
         t.handle(TailInput::Tick, 1_200);
         assert!(drain(&mut t).is_empty());
         t.handle(TailInput::Read(Ok(vec![event(6), event(7)])), 1_210);
@@ -248,7 +284,13 @@ mod tests {
             ..TailConfig::DEFAULT
         });
         t.handle(TailInput::Leading(true), 0);
-        t.handle(TailInput::Following { revision: 1 }, 0);
+        t.handle(
+            TailInput::Following {
+                stream: 1,
+                revision: 1,
+            },
+            0,
+        );
         // The last leader's final writes: read once, since nobody else publishes them.
         assert_eq!(drain(&mut t), [TailOutput::ReadLog { after: 1, limit: 2 }]);
         t.handle(TailInput::Read(Ok(vec![event(2)])), 1);
@@ -273,11 +315,29 @@ mod tests {
     #[test]
     fn a_stream_that_catches_up_never_moves_the_tail_past_what_it_broadcast() {
         let mut t = Tail::new(TailConfig::DEFAULT);
-        t.handle(TailInput::Following { revision: 5 }, 0);
+        t.handle(
+            TailInput::Following {
+                stream: 1,
+                revision: 5,
+            },
+            0,
+        );
         // A stream that read further on its own (or asked for u64::MAX) does not move the
         // tail past 5: events 6 and 7 still reach the streams at 5.
-        t.handle(TailInput::Following { revision: 7 }, 10);
-        t.handle(TailInput::Following { revision: u64::MAX }, 20);
+        t.handle(
+            TailInput::Following {
+                stream: 2,
+                revision: 7,
+            },
+            10,
+        );
+        t.handle(
+            TailInput::Following {
+                stream: 3,
+                revision: u64::MAX,
+            },
+            20,
+        );
         t.handle(TailInput::Tick, 100);
         assert_eq!(
             drain(&mut t),
@@ -292,7 +352,13 @@ mod tests {
             [TailOutput::Broadcast(vec![event(6), event(7)])]
         );
         // One that catches up behind it moves it back: it gets those events too.
-        t.handle(TailInput::Following { revision: 6 }, 150);
+        t.handle(
+            TailInput::Following {
+                stream: 4,
+                revision: 6,
+            },
+            150,
+        );
         t.handle(TailInput::Tick, 201);
         assert_eq!(
             drain(&mut t),
@@ -306,7 +372,13 @@ mod tests {
     #[test]
     fn events_published_during_a_read_are_not_broadcast_twice_and_truncation_skips_ahead() {
         let mut t = Tail::new(TailConfig::DEFAULT);
-        t.handle(TailInput::Following { revision: 2 }, 0);
+        t.handle(
+            TailInput::Following {
+                stream: 1,
+                revision: 2,
+            },
+            0,
+        );
         t.handle(TailInput::Tick, 100);
         drain(&mut t);
         t.handle(TailInput::Published { revision: 3 }, 101);
@@ -332,5 +404,66 @@ mod tests {
         t.handle(TailInput::Read(Err(StoreError::Io("down".into()))), 204);
         assert!(drain(&mut t).is_empty());
         assert_eq!(t.next_deadline_ms(), 304);
+    }
+
+    #[test]
+    fn the_tail_stops_reading_when_the_last_stream_leaves_and_restarts_where_the_next_follows() {
+        let mut t = Tail::new(TailConfig::DEFAULT);
+        t.handle(
+            TailInput::Following {
+                stream: 1,
+                revision: 5,
+            },
+            0,
+        );
+        t.handle(
+            TailInput::Following {
+                stream: 2,
+                revision: 5,
+            },
+            0,
+        );
+        // A stream that lags and catches up again is still one stream.
+        t.handle(
+            TailInput::Following {
+                stream: 2,
+                revision: 5,
+            },
+            50,
+        );
+        assert_eq!(t.followers(), 2);
+        t.handle(TailInput::Left { stream: 1 }, 60);
+        t.handle(TailInput::Tick, 100);
+        assert_eq!(
+            drain(&mut t),
+            [TailOutput::ReadLog {
+                after: 5,
+                limit: 1024
+            }]
+        );
+        t.handle(TailInput::Read(Ok(vec![event(6)])), 101);
+        drain(&mut t);
+        t.handle(TailInput::Left { stream: 2 }, 150);
+        assert_eq!(t.followers(), 0);
+        assert_eq!(t.next_deadline_ms(), i64::MAX, "nobody follows: no reads");
+        t.handle(TailInput::Tick, 10_000);
+        assert!(drain(&mut t).is_empty());
+        // The next stream to follow caught up at 90 by itself: the tail starts there, not
+        // at what it last broadcast (nobody needs 7 to 90 from it).
+        t.handle(
+            TailInput::Following {
+                stream: 3,
+                revision: 90,
+            },
+            20_000,
+        );
+        t.handle(TailInput::Tick, 20_100);
+        assert_eq!(
+            drain(&mut t),
+            [TailOutput::ReadLog {
+                after: 90,
+                limit: 1024
+            }]
+        );
     }
 }

@@ -91,6 +91,23 @@ pub struct Metasrv {
     tail: mpsc::UnboundedSender<TailInput>,
 }
 
+/// Ids of the watch streams this process serves, for the node's tail.
+static NEXT_STREAM: AtomicU64 = AtomicU64::new(1);
+
+/// Tells the node's tail that a watch stream ended, however its task ends.
+struct LeaveTail {
+    tail: mpsc::UnboundedSender<TailInput>,
+    stream: u64,
+}
+
+impl Drop for LeaveTail {
+    fn drop(&mut self) {
+        let _ = self.tail.send(TailInput::Left {
+            stream: self.stream,
+        });
+    }
+}
+
 impl Metasrv {
     /// Starts a single embedded node ([`single_node_election`]) on `store`; see
     /// [`Self::start_node`].
@@ -1034,7 +1051,12 @@ impl MetasrvRpc for Metasrv {
         let store = self.store.clone();
         let tail = self.tail.clone();
         let (tx, rx) = mpsc::channel::<Result<proto::ChangeEvent, Status>>(256);
+        let stream = NEXT_STREAM.fetch_add(1, Ordering::Relaxed);
         tokio::spawn(async move {
+            let _leave = LeaveTail {
+                tail: tail.clone(),
+                stream,
+            };
             let mut watch = Watch::new(WatchConfig::DEFAULT, r.from_revision, r.follow, now_ms());
             // Whether the node's tail was told that this stream follows (since it last
             // caught up with the log).
@@ -1078,7 +1100,7 @@ impl MetasrvRpc for Metasrv {
                     told = watch.following();
                     if told {
                         let revision = watch.sent();
-                        let _ = tail.send(TailInput::Following { revision });
+                        let _ = tail.send(TailInput::Following { stream, revision });
                     }
                 }
                 let wait_ms = watch

@@ -11,14 +11,19 @@ use super::Violation;
 /// See the module docs.
 #[derive(Debug, Default)]
 pub struct Replicas {
-    last: BTreeMap<usize, u64>,
+    /// Per replica: its incarnation and the revision it last advanced to.
+    last: BTreeMap<usize, (u64, u64)>,
     violations: Vec<Violation>,
 }
 
 impl Replicas {
-    /// Replica `replica`'s cache moved to `revision`.
-    pub fn advanced(&mut self, replica: usize, revision: u64) {
-        let last = self.last.insert(replica, revision).unwrap_or(0);
+    /// Incarnation `incarnation` of replica `replica` moved its cache to `revision` (a
+    /// restarted replica, the next incarnation, starts again from an empty cache).
+    pub fn advanced(&mut self, replica: usize, incarnation: u64, revision: u64) {
+        let last = match self.last.insert(replica, (incarnation, revision)) {
+            Some((seen, last)) if seen == incarnation => last,
+            _ => 0,
+        };
         if revision <= last {
             self.violate(format!("replica {replica} went from {last} to {revision}"));
         }
