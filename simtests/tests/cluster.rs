@@ -29,6 +29,10 @@
 //! replays it).
 #![cfg(madsim)]
 
+/// Counts allocations, for a fleet replica's cache size ([`registry_bytes`]).
+#[global_allocator]
+static GLOBAL: &stats_alloc::StatsAlloc<std::alloc::System> = &stats_alloc::INSTRUMENTED_SYSTEM;
+
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
@@ -56,10 +60,8 @@ use madsim::time::{Instant, sleep};
 
 /// Most Metasrv nodes a run has (endpoints `0..NODES_MAX`).
 const NODES_MAX: usize = 3;
-const REPLICAS: usize = 3;
 const WRITERS: usize = 4;
 const OPS_PER_WRITER: usize = 10;
-const TABLES: usize = 2;
 /// The leader checkpoints every 8 events and keeps 4 before the checkpoint.
 const CHECKPOINT_EVERY: u64 = 8;
 const LOG_KEEP: u64 = 4;
@@ -83,7 +85,13 @@ const DRIFT_MAX_PER_MILLE: i64 = 50;
 /// Simulated time allowed for the liveness phase to converge.
 const LIVENESS_BOUND: Duration = Duration::from_secs(180);
 /// The store's endpoint in the link table.
-const STORE: usize = 100;
+const STORE: usize = usize::MAX;
+/// The endpoint that creates the run's namespace and tables.
+const SETUP: usize = usize::MAX - 1;
+/// Writer `w`'s endpoint (below [`SETUP`], above any replica's).
+const fn writer_id(w: usize) -> usize {
+    usize::MAX - 2 - w
+}
 /// Replica `r`'s endpoint in the link table.
 const fn replica_id(r: usize) -> usize {
     NODES_MAX + r
@@ -97,12 +105,18 @@ struct Shape {
     /// [`ElectionConfig::exclusive`]: the embedded `lake serve`, one node that never
     /// yields its lease to a competitor.
     exclusive: bool,
+    /// Query replicas.
+    replicas: usize,
+    /// Tables created before the writers start.
+    tables: usize,
 }
 
 /// Three nodes electing a leader (`lake metasrv` over DynamoDB).
 const CLUSTER: Shape = Shape {
     nodes: 3,
     exclusive: false,
+    replicas: 3,
+    tables: 2,
 };
 
 /// One exclusive node (`lake serve`, RocksDB): crashes, pauses and store faults, no
@@ -110,6 +124,8 @@ const CLUSTER: Shape = Shape {
 const EMBEDDED: Shape = Shape {
     nodes: 1,
     exclusive: true,
+    replicas: 3,
+    tables: 2,
 };
 
 /// Bugs a test can plant to prove the checkers catch them.
@@ -160,6 +176,8 @@ enum Script {
 #[derive(Clone, Copy, Debug, Default)]
 struct Faults {
     message_loss: f64,
+    /// Chance that a live event overflows a watch stream's buffer (the stream lags).
+    lag: f64,
     message_duplicate: f64,
     message_delay_ms: u64,
     store_throttle: f64,
@@ -177,8 +195,10 @@ struct Faults {
 impl Faults {
     fn draw() -> Self {
         let mut rng = thread_rng();
+        let message_loss = rng.gen_range(0.0..0.2);
         Self {
-            message_loss: rng.gen_range(0.0..0.2),
+            message_loss,
+            lag: message_loss,
             message_duplicate: rng.gen_range(0.0..0.1),
             message_delay_ms: rng.gen_range(1..100),
             store_throttle: rng.gen_range(0.0..0.1),
@@ -190,6 +210,85 @@ impl Faults {
             partition: rng.gen_range(0.0..0.5),
         }
     }
+}
+
+/// How a Metasrv node checkpoints, truncates and expires history in a run.
+#[derive(Clone, Copy, Debug)]
+struct Tuning {
+    checkpoint_every: u64,
+    log_keep: u64,
+    checkpoint_deadline_ms: i64,
+    retention: Retention,
+    sweep_every_ms: i64,
+}
+
+/// The swarm's tuning: checkpoints and truncation at the simulation's scale (Lake's
+/// defaults: every 10,000 events, keeping 10,000; a run here commits about 40), and
+/// checkpoints of a few events that take as long as any store call.
+const SWARM_TUNING: Tuning = Tuning {
+    checkpoint_every: CHECKPOINT_EVERY,
+    log_keep: LOG_KEEP,
+    checkpoint_deadline_ms: NodeConfig::STORE_DEADLINE_MS,
+    retention: RETENTION,
+    sweep_every_ms: SWEEP_EVERY_MS,
+};
+
+/// Which node a replica opens its watch stream at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Watching {
+    /// A node drawn from the seed for each stream (the swarm).
+    Random,
+    /// The node that leads (the fan-out all lands on the leader).
+    Leader,
+    /// Replica `r` starts at node `r mod nodes` and moves on to the next node with each
+    /// stream it opens (as `MetasrvClient` spreads watch streams: a start drawn per client,
+    /// the next node when one fails).
+    Spread,
+}
+
+/// What the nodes sent and the replicas asked, counted for the fleet's figures.
+#[derive(Clone, Debug, Default)]
+struct Metrics {
+    /// Per node: events its watch streams sent to replicas, and their bytes (each
+    /// event's [`ChangeEvent::size_bound`]).
+    events_sent: Vec<u64>,
+    event_bytes_sent: Vec<u64>,
+    /// Per node: heartbeats its watch streams sent.
+    heartbeats_sent: Vec<u64>,
+    /// Events and heartbeats sent by whichever node led at the moment it sent them.
+    leader_items_sent: u64,
+    /// Per node: log reads it made (watch catch-ups and its log tail).
+    log_reads: Vec<u64>,
+    /// Watch streams opened and snapshots fetched by replicas.
+    streams_opened: u64,
+    snapshots_fetched: u64,
+    /// Reads at replicas, and the Metasrv calls (stream opens, snapshot fetches) that a
+    /// read set off; the same for warm reads (the cache already at the read's token).
+    queries: u64,
+    calls_for_queries: u64,
+    warm_queries: u64,
+    calls_for_warm_queries: u64,
+}
+
+impl Metrics {
+    fn sized(nodes: usize) -> Self {
+        Self {
+            events_sent: vec![0; nodes],
+            event_bytes_sent: vec![0; nodes],
+            heartbeats_sent: vec![0; nodes],
+            log_reads: vec![0; nodes],
+            ..Self::default()
+        }
+    }
+}
+
+/// A replica cut off from every node for a while: when it came back, at which store
+/// revision, and how long (simulated) its cache took to reach that revision.
+#[derive(Clone, Copy, Debug)]
+struct Away {
+    replica: usize,
+    back: Option<(Instant, u64)>,
+    caught_up_ms: Option<u64>,
 }
 
 type ReplyTx = oneshot::Sender<Result<Reply, CommitError>>;
@@ -212,6 +311,10 @@ struct World {
     shape: Shape,
     bugs: Bugs,
     script: Script,
+    tuning: Tuning,
+    watching: Watching,
+    metrics: Metrics,
+    away: Option<Away>,
     /// How many times the script's situation was forced (a scenario that never happened
     /// proves nothing).
     fired: u32,
@@ -231,6 +334,8 @@ struct World {
     inboxes: Vec<Option<mpsc::UnboundedSender<Request>>>,
     /// Per replica: what reaches it (stream items, fetched snapshots).
     replica_inboxes: Vec<mpsc::UnboundedSender<ToReplica>>,
+    /// Per replica: its incarnation (a restart starts the next one).
+    replica_incarnations: Vec<u64>,
     /// Per node: the live-event feeds of the watch streams it serves (dropped on a crash).
     subscribers: Vec<Vec<(usize, mpsc::UnboundedSender<WatchInput>)>>,
     /// Per node: the inputs of its log tail (dropped on a crash).
@@ -260,6 +365,25 @@ impl World {
     /// The store's revision (the length of the log).
     fn revision(&self) -> u64 {
         self.store.revision().expect("the simulated store reads")
+    }
+
+    /// Node `node`'s watch stream sends `event` (`None`: a heartbeat) to a replica.
+    fn sent(&mut self, node: usize, event: Option<&ChangeEvent>) {
+        let now = self.now_ms(node);
+        let m = &mut self.metrics;
+        match event {
+            Some(event) => {
+                m.events_sent[node] += 1;
+                m.event_bytes_sent[node] += event.size_bound() as u64;
+            }
+            None => m.heartbeats_sent[node] += 1,
+        }
+        if self.elections[node]
+            .as_ref()
+            .is_some_and(|e| e.leading(now).is_some())
+        {
+            m.leader_items_sent += 1;
+        }
     }
 
     fn record(&mut self, what: impl Hash) {
@@ -320,6 +444,9 @@ async fn store_call(world: Shared, node: usize, op: StoreCall) -> Option<StoreAn
             )),
             _ => None,
         };
+        if let StoreCall::ReadLog { .. } = &op {
+            w.metrics.log_reads[node] += 1;
+        }
         let lease_written = match &op {
             StoreCall::WriteLease { lease, .. } => Some(lease.clone()),
             _ => None,
@@ -376,7 +503,7 @@ async fn store_call(world: Shared, node: usize, op: StoreCall) -> Option<StoreAn
 /// A node's broadcast of durable `events` to the watch streams it serves (what the shell's
 /// broadcast channel does); a subscriber that fell behind its buffer hears that it lagged.
 fn broadcast(w: &mut World, node: usize, events: &[ChangeEvent]) {
-    let lag = w.faults.message_loss;
+    let lag = w.faults.lag;
     let lag_replica_0 = w.script == Script::ReplicaLaggingBeyondWatchBuffer;
     let mut lagged = 0;
     for event in events {
@@ -616,6 +743,8 @@ enum ToReplica {
     Follower(FollowerInput),
     /// The replica's connection resets (a scenario's doing).
     Reset,
+    /// The replica's process restarts: its cache and connections are gone.
+    Restart,
 }
 
 /// A connection from a replica to a node carries items in order; a partition silences it
@@ -624,18 +753,30 @@ fn partitioned(world: &Shared, from: usize, to: usize) -> bool {
     world.borrow().blocked.contains(&(from, to))
 }
 
-async fn to_replica(world: &Shared, node: usize, replica: usize, message: ToReplica) -> bool {
+/// Carries `message` from node `node` to incarnation `incarnation` of replica `replica`
+/// (a restarted replica's connections are gone with its old incarnation): false when it
+/// does not arrive.
+async fn to_replica(
+    world: &Shared,
+    node: usize,
+    (replica, incarnation): (usize, u64),
+    message: ToReplica,
+) -> bool {
     if partitioned(world, node, replica_id(replica)) {
         return false;
     }
     delay(world).await;
-    let inbox = world.borrow().replica_inboxes[replica].clone();
-    inbox.unbounded_send(message).is_ok()
+    let w = world.borrow();
+    if w.replica_incarnations[replica] != incarnation {
+        return false;
+    }
+    w.replica_inboxes[replica].unbounded_send(message).is_ok()
 }
 
 /// Replica `replica` calls `Snapshot` at node `node` (fetch `id`); the node answers as
 /// the shell does, with [`EventStore::load`] (the store's checkpoint and the log after it).
-async fn snapshot_at(world: Shared, node: usize, replica: usize, id: u64) {
+async fn snapshot_at(world: Shared, node: usize, (replica, incarnation): (usize, u64), id: u64) {
+    world.borrow_mut().metrics.snapshots_fetched += 1;
     delay(&world).await;
     if partitioned(&world, replica_id(replica), node) {
         return; // the call times out: the follower's fetch deadline decides
@@ -651,13 +792,33 @@ async fn snapshot_at(world: Shared, node: usize, replica: usize, id: u64) {
         loaded.map_err(|e| e.to_string())
     };
     let answer = ToReplica::Follower(FollowerInput::Fetched { fetch: id, result });
-    to_replica(&world, node, replica, answer).await;
+    to_replica(&world, node, (replica, incarnation), answer).await;
+}
+
+/// Tells a node's tail that watch stream `stream` ended, when dropped.
+struct LeaveTail {
+    tail: mpsc::UnboundedSender<TailInput>,
+    stream: u64,
+}
+
+impl Drop for LeaveTail {
+    fn drop(&mut self) {
+        let _ = self.tail.unbounded_send(TailInput::Left {
+            stream: self.stream,
+        });
+    }
 }
 
 /// Replica `replica` opens `Watch(from, follow = true)` at node `node` as stream `id`. The
 /// node serves it with the shipped [`Watch`] machine, reading the store over the simulated
 /// network.
-async fn watch_at(world: Shared, node: usize, replica: usize, id: u64, from: u64) {
+async fn watch_at(
+    world: Shared,
+    node: usize,
+    (replica, incarnation): (usize, u64),
+    id: u64,
+    from: u64,
+) {
     let ended = |error: &str| {
         ToReplica::Follower(FollowerInput::StreamEnded {
             stream: id,
@@ -669,18 +830,32 @@ async fn watch_at(world: Shared, node: usize, replica: usize, id: u64, from: u64
         return; // the connection attempt times out: silence
     }
     if world.borrow().inboxes.get(node).is_none_or(Option::is_none) {
-        to_replica(&world, node, replica, ended("connection refused")).await;
+        to_replica(
+            &world,
+            node,
+            (replica, incarnation),
+            ended("connection refused"),
+        )
+        .await;
         return;
     }
     // Subscribe before reading the log so nothing falls between the two.
     let (live_tx, mut live) = mpsc::unbounded();
-    world.borrow_mut().subscribers[node].push((replica, live_tx));
+    let (tail, stream) = {
+        let mut w = world.borrow_mut();
+        w.metrics.streams_opened += 1;
+        w.subscribers[node].push((replica, live_tx));
+        (w.tails[node].clone(), w.metrics.streams_opened)
+    };
+    // However this stream ends, the node's tail hears that it left (as the shell's
+    // `LeaveTail` does).
+    let _leave = tail.clone().map(|tail| LeaveTail { tail, stream });
     let now = |w: &Shared| w.borrow().now_ms(node);
     let mut watch = Watch::new(WatchConfig::DEFAULT, from, true, now(&world));
     // Whether the node's tail was told that this stream follows (since it last caught up).
     let mut told = false;
     let opened = ToReplica::Follower(FollowerInput::StreamOpened { stream: id });
-    if !to_replica(&world, node, replica, opened).await {
+    if !to_replica(&world, node, (replica, incarnation), opened).await {
         return;
     }
     loop {
@@ -697,10 +872,16 @@ async fn watch_at(world: Shared, node: usize, replica: usize, id: u64, from: u64
                         _ => return,
                     }
                 }
-                WatchOutput::Send(event) => FollowerInput::StreamEvent { stream: id, event },
-                WatchOutput::Heartbeat { .. } => FollowerInput::StreamHeartbeat { stream: id },
+                WatchOutput::Send(event) => {
+                    world.borrow_mut().sent(node, Some(&event));
+                    FollowerInput::StreamEvent { stream: id, event }
+                }
+                WatchOutput::Heartbeat { .. } => {
+                    world.borrow_mut().sent(node, None);
+                    FollowerInput::StreamHeartbeat { stream: id }
+                }
                 WatchOutput::Failed(error) => {
-                    to_replica(&world, node, replica, ended(&error)).await;
+                    to_replica(&world, node, (replica, incarnation), ended(&error)).await;
                     return;
                 }
                 WatchOutput::Truncated { .. } => {
@@ -716,22 +897,28 @@ async fn watch_at(world: Shared, node: usize, replica: usize, id: u64, from: u64
                         stream: id,
                         after: from,
                     };
-                    to_replica(&world, node, replica, ToReplica::Follower(truncated)).await;
+                    to_replica(
+                        &world,
+                        node,
+                        (replica, incarnation),
+                        ToReplica::Follower(truncated),
+                    )
+                    .await;
                     return;
                 }
                 // Only a watch that does not follow ends by itself.
                 WatchOutput::Done => return,
             };
             let item = ToReplica::Follower(input);
-            if !to_replica(&world, node, replica, item).await {
+            if !to_replica(&world, node, (replica, incarnation), item).await {
                 return;
             }
         }
         if watch.following() != told {
             told = watch.following();
-            if told && let Some(tail) = &world.borrow().tails[node] {
+            if told && let Some(tail) = &tail {
                 let revision = watch.sent();
-                let _ = tail.unbounded_send(TailInput::Following { revision });
+                let _ = tail.unbounded_send(TailInput::Following { stream, revision });
             }
         }
         let wait = watch.next_deadline_ms().saturating_sub(now(&world)).max(1);
@@ -740,7 +927,7 @@ async fn watch_at(world: Shared, node: usize, replica: usize, id: u64, from: u64
                 Some(input) => watch.handle(input, now(&world)),
                 None => {
                     // The node crashed: its connections reset.
-                    to_replica(&world, node, replica, ended("connection reset")).await;
+                    to_replica(&world, node, (replica, incarnation), ended("connection reset")).await;
                     return;
                 }
             },
@@ -762,6 +949,7 @@ async fn metasrv(world: Shared, id: usize, mut inbox: mpsc::UnboundedReceiver<Re
         exclusive: world.borrow().shape.exclusive,
     };
     let limits = world.borrow().store.append_limits();
+    let tuning = world.borrow().tuning;
     let (answers, mut answer_rx) = mpsc::unbounded();
     let (tail_tx, tail_rx) = mpsc::unbounded();
     world.borrow_mut().tails[id] = Some(tail_tx.clone());
@@ -770,14 +958,11 @@ async fn metasrv(world: Shared, id: usize, mut inbox: mpsc::UnboundedReceiver<Re
         world: world.clone(),
         id,
         node: Node::new(NodeConfig {
-            // Checkpoints and truncation at the simulation's scale (Lake's defaults: every
-            // 10,000 events, keeping 10,000; a run here commits about 40).
-            checkpoint_every: CHECKPOINT_EVERY,
-            log_keep: LOG_KEEP,
-            // Checkpoints of a few events take as long as any store call.
-            checkpoint_deadline_ms: NodeConfig::STORE_DEADLINE_MS,
-            retention: RETENTION,
-            sweep_every_ms: SWEEP_EVERY_MS,
+            checkpoint_every: tuning.checkpoint_every,
+            log_keep: tuning.log_keep,
+            checkpoint_deadline_ms: tuning.checkpoint_deadline_ms,
+            retention: tuning.retention,
+            sweep_every_ms: tuning.sweep_every_ms,
             ..NodeConfig::new(election, limits)
         })
         .expect("valid node config"),
@@ -873,7 +1058,7 @@ async fn nemesis(world: Shared) {
         let nodes = w.shape.nodes;
         let a = rng.gen_range(0..nodes);
         let b = match rng.gen_range(0..3) {
-            1 => replica_id(rng.gen_range(0..REPLICAS)),
+            1 => replica_id(rng.gen_range(0..w.shape.replicas)),
             2 if nodes > 1 => (a + rng.gen_range(1..nodes)) % nodes,
             _ => STORE,
         };
@@ -1008,63 +1193,98 @@ async fn call(
     }
 }
 
+/// Commits a version of `table_id` as operation `op_id` from `endpoint` through node
+/// `target` (moved to another node when it does not lead or does not answer), retrying with
+/// the same operation id until acknowledged, and records the acknowledgement for the
+/// checkers. Each attempt's base version is `base` when given (then moved by conflicts,
+/// which name the latest version), else read from the store. Returns the version and the
+/// revision token.
+async fn commit(
+    world: &Shared,
+    endpoint: usize,
+    target: &mut usize,
+    table_id: u64,
+    op_id: &str,
+    digest: [u8; 32],
+    mut base: Option<u64>,
+) -> (u64, u64) {
+    let nodes = world.borrow().shape.nodes;
+    let (version, token) = loop {
+        sleep(Duration::from_millis(thread_rng().gen_range(0..30))).await;
+        let base_version = base.unwrap_or_else(|| {
+            world
+                .borrow()
+                .registry()
+                .table_by_id(table_id)
+                .map_or(0, |t| t.latest_version())
+        });
+        let mutation = Mutation::Commit {
+            table_id,
+            base_version,
+            manifest: ManifestRef {
+                path: format!("_versions/1.manifest-{op_id}"),
+                size_bytes: 1,
+            },
+            operation: Some((op_id.to_string(), digest)),
+        };
+        match call(world, endpoint, *target, mutation).await {
+            Some(Ok(Reply {
+                applied: Applied::Committed { version, .. },
+                revision,
+            })) => break (version, revision),
+            Some(Ok(other)) => panic!("commit answered with {other:?}"),
+            Some(Err(CommitError::NotLeader { .. })) | None => {
+                *target = thread_rng().gen_range(0..nodes);
+            }
+            Some(Err(CommitError::VersionConflict { latest, .. })) if base.is_some() => {
+                base = Some(latest);
+            }
+            Some(Err(e)) if e.is_retryable() => {}
+            Some(Err(CommitError::TableIdNotFound { id })) => {
+                // The run's tables are created (and acknowledged) before the writers
+                // start and never dropped: this is an acknowledged write lost.
+                let mut w = world.borrow_mut();
+                w.checks.commits.table_lost(id);
+                w.checks.assert_clean();
+            }
+            Some(Err(e)) => panic!("{op_id}: unexpected refusal {e}"),
+        }
+    };
+    world
+        .borrow_mut()
+        .checks
+        .commits
+        .acknowledged(op_id, table_id, version);
+    (version, token)
+}
+
 /// A writer: appends `OPS_PER_WRITER` operations, each retried with the same operation id
 /// until acknowledged, then reads it back at a random replica with the returned token.
 async fn writer(world: Shared, id: usize, tables: Vec<u64>) {
-    let endpoint = 1_000 + id;
+    let endpoint = writer_id(id);
     let nodes = world.borrow().shape.nodes;
     let mut target = thread_rng().gen_range(0..nodes);
     for op in 0..OPS_PER_WRITER {
         let op_id = format!("w{id}-op{op}");
         let digest = [u8::try_from(id).unwrap_or(0); 32];
         let table_id = tables[thread_rng().gen_range(0..tables.len())];
-        let (version, token) = loop {
-            sleep(Duration::from_millis(thread_rng().gen_range(0..30))).await;
-            let base = world
-                .borrow()
-                .registry()
-                .table_by_id(table_id)
-                .map_or(0, |t| t.latest_version());
-            let mutation = Mutation::Commit {
-                table_id,
-                base_version: base,
-                manifest: ManifestRef {
-                    path: format!("_versions/1.manifest-{op_id}"),
-                    size_bytes: 1,
-                },
-                operation: Some((op_id.clone(), digest)),
-            };
-            match call(&world, endpoint, target, mutation).await {
-                Some(Ok(Reply {
-                    applied: Applied::Committed { version, .. },
-                    revision,
-                })) => break (version, revision),
-                Some(Ok(other)) => panic!("commit answered with {other:?}"),
-                Some(Err(CommitError::NotLeader { .. })) | None => {
-                    target = thread_rng().gen_range(0..nodes);
-                }
-                Some(Err(e)) if e.is_retryable() => {}
-                Some(Err(CommitError::TableIdNotFound { id })) => {
-                    // The run's tables are created (and acknowledged) before the writers
-                    // start and never dropped: this is an acknowledged write lost.
-                    let mut w = world.borrow_mut();
-                    w.checks.commits.table_lost(id);
-                    w.checks.assert_clean();
-                }
-                Some(Err(e)) => panic!("{op_id}: unexpected refusal {e}"),
-            }
-        };
-        world
-            .borrow_mut()
-            .checks
-            .commits
-            .acknowledged(&op_id, table_id, version);
+        let (version, token) = commit(
+            &world,
+            endpoint,
+            &mut target,
+            table_id,
+            &op_id,
+            digest,
+            None,
+        )
+        .await;
         // Read-your-writes at any replica: the token's revision or newer, and the version
         // acknowledged is exactly this commit.
         // (While replica 0 is away on purpose, no reader asks it: what brings it back is
         // its stream finding the log truncated, not a reader's snapshot.)
         let away = world.borrow().script == Script::ReplicaAwayPastTruncation;
-        let replica = thread_rng().gen_range(usize::from(away)..REPLICAS);
+        let replicas = world.borrow().shape.replicas;
+        let replica = thread_rng().gen_range(usize::from(away)..replicas);
         let (reply, rx) = oneshot::channel();
         let sender = world.borrow().reads[replica].clone();
         let _ = sender.unbounded_send(Read {
@@ -1097,19 +1317,43 @@ async fn replica(
     let endpoint = replica_id(index);
     let now = |w: &Shared| w.borrow().now_ms(endpoint);
     let nodes = world.borrow().shape.nodes;
-    let mut follower = Follower::new(FollowerConfig::new(LEASE_MS), Registry::new(), now(&world));
+    let start = |w: &Shared| Follower::new(FollowerConfig::new(LEASE_MS), Registry::new(), now(w));
+    let mut follower = start(&world);
+    let mut incarnation = 0;
     // The open stream's id, for a scripted connection reset.
     let mut current = 0;
+    // Streams opened (a spread replica moves on to the next node with each).
+    let mut opened = 0;
     let mut waiting: Vec<Read> = Vec::new();
+    // A read's need, to feed once the time's own outputs are out, and whether the cache
+    // could serve it already; then whether the last input was one (what it sets off is
+    // counted).
+    let mut need: Option<(u64, bool)> = None;
+    let mut for_query = None;
     loop {
         while let Some(output) = follower.poll() {
+            if let Some(warm) = for_query
+                && matches!(
+                    output,
+                    FollowerOutput::OpenStream { .. } | FollowerOutput::FetchSnapshot { .. }
+                )
+            {
+                let mut w = world.borrow_mut();
+                w.metrics.calls_for_queries += 1;
+                w.metrics.calls_for_warm_queries += u64::from(warm);
+            }
             match output {
                 FollowerOutput::OpenStream {
                     stream,
                     from_revision,
                 } => {
                     current = stream;
-                    let mut node = thread_rng().gen_range(0..nodes);
+                    opened += 1;
+                    let watching = world.borrow().watching;
+                    let mut node = match watching {
+                        Watching::Spread => (index + opened - 1) % nodes,
+                        Watching::Random | Watching::Leader => thread_rng().gen_range(0..nodes),
+                    };
                     let w = world.borrow();
                     // The first node that leads (`true`) or does not, if any.
                     let first = |leads: bool| {
@@ -1124,22 +1368,35 @@ async fn replica(
                     if w.script == Script::ReplicaWatchesAFollower && index == 0 {
                         node = first(false).unwrap_or(node);
                     }
-                    if w.script == Script::ReplicaLaggingBeyondWatchBuffer && index == 0 {
+                    if (w.script == Script::ReplicaLaggingBeyondWatchBuffer && index == 0)
+                        || watching == Watching::Leader
+                    {
                         // The lagging replica watches the leader, whose live events it
                         // cannot keep up with.
                         node = first(true).unwrap_or(node);
                     }
                     drop(w);
-                    let watch = watch_at(world.clone(), node, index, stream, from_revision);
+                    let at = (index, incarnation);
+                    let watch = watch_at(world.clone(), node, at, stream, from_revision);
                     madsim::task::spawn_local(watch);
                 }
                 FollowerOutput::CloseStream => {}
                 FollowerOutput::FetchSnapshot { fetch } => {
                     let node = thread_rng().gen_range(0..nodes);
-                    madsim::task::spawn_local(snapshot_at(world.clone(), node, index, fetch));
+                    let fetch = snapshot_at(world.clone(), node, (index, incarnation), fetch);
+                    madsim::task::spawn_local(fetch);
                 }
                 FollowerOutput::Advanced(revision) => {
-                    world.borrow_mut().checks.replicas.advanced(index, revision);
+                    let mut w = world.borrow_mut();
+                    w.checks.replicas.advanced(index, incarnation, revision);
+                    if let Some(away) = &mut w.away
+                        && away.replica == index
+                        && let Some((back, target)) = away.back
+                        && revision >= target
+                        && away.caught_up_ms.is_none()
+                    {
+                        away.caught_up_ms = Some(back.elapsed().as_millis() as u64);
+                    }
                 }
                 FollowerOutput::Event(_) => {}
             }
@@ -1165,6 +1422,12 @@ async fn replica(
             .next_deadline_ms()
             .saturating_sub(now(&world))
             .clamp(1, 200);
+        for_query = None;
+        if let Some((revision, warm)) = need.take() {
+            for_query = Some(warm);
+            follower.handle(FollowerInput::Need { revision }, now(&world));
+            continue;
+        }
         let input = futures::select_biased! {
             message = inbox.next() => match message {
                 Some(ToReplica::Follower(input)) => input,
@@ -1172,13 +1435,25 @@ async fn replica(
                     stream: current,
                     error: "connection reset".into(),
                 },
+                Some(ToReplica::Restart) => {
+                    incarnation += 1;
+                    world.borrow_mut().replica_incarnations[index] = incarnation;
+                    follower = start(&world);
+                    FollowerInput::Tick
+                }
                 None => FollowerInput::Tick,
             },
             read = reads.next() => match read {
                 Some(read) => {
                     let revision = read.min_revision;
+                    let warm = follower.cache().read(revision).is_ok();
+                    let mut w = world.borrow_mut();
+                    w.metrics.queries += 1;
+                    w.metrics.warm_queries += u64::from(warm);
+                    need = Some((revision, warm));
                     waiting.push(read);
-                    FollowerInput::Need { revision }
+                    // What is due by now goes first: it is not the read's doing.
+                    FollowerInput::Tick
                 }
                 None => FollowerInput::Tick,
             },
@@ -1197,12 +1472,16 @@ struct Outcome {
     fired: u32,
 }
 
-async fn simulate(shape: Shape, bugs: Bugs, script: Script) -> Outcome {
-    let faults = match script {
-        Script::Random | Script::ClockDriftAtTheBound => Faults::draw(),
-        _ => Faults::default(),
-    };
-    let clocks = (0..NODES_MAX + REPLICAS)
+/// A replica's two inboxes: what its connections carry, and its readers' reads.
+type ReplicaInboxes = (
+    mpsc::UnboundedReceiver<ToReplica>,
+    mpsc::UnboundedReceiver<Read>,
+);
+
+/// The world of a run of `shape` with `bugs` planted, its clocks drawn for `script`, no
+/// faults on yet; and each replica's inboxes.
+fn new_world(shape: Shape, bugs: Bugs, script: Script) -> (Shared, Vec<ReplicaInboxes>) {
+    let clocks = (0..NODES_MAX + shape.replicas)
         .map(|endpoint| {
             let mut rng = thread_rng();
             let offset = rng.gen_range(-5_000..=5_000);
@@ -1215,16 +1494,14 @@ async fn simulate(shape: Shape, bugs: Bugs, script: Script) -> Outcome {
         })
         .collect();
     let mut replica_inboxes = Vec::new();
-    let mut stream_rx = Vec::new();
     let mut reads = Vec::new();
-    let mut read_rx = Vec::new();
-    for _ in 0..REPLICAS {
-        let (tx, rx) = mpsc::unbounded();
-        replica_inboxes.push(tx);
-        stream_rx.push(rx);
-        let (tx, rx) = mpsc::unbounded();
-        reads.push(tx);
-        read_rx.push(rx);
+    let mut inboxes = Vec::new();
+    for _ in 0..shape.replicas {
+        let (stream_tx, stream_rx) = mpsc::unbounded();
+        let (read_tx, read_rx) = mpsc::unbounded();
+        replica_inboxes.push(stream_tx);
+        reads.push(read_tx);
+        inboxes.push((stream_rx, read_rx));
     }
     let world: Shared = Rc::new(RefCell::new(World {
         faults: Faults::default(),
@@ -1240,36 +1517,35 @@ async fn simulate(shape: Shape, bugs: Bugs, script: Script) -> Outcome {
         bugs,
         // The scenario starts with the safety phase; setup runs without it.
         script: Script::Random,
+        tuning: SWARM_TUNING,
+        watching: Watching::Random,
+        metrics: Metrics::sized(shape.nodes),
+        away: None,
         fired: 0,
         pause_next: vec![None; shape.nodes],
         crash_next: vec![false; shape.nodes],
         inboxes: vec![None; shape.nodes],
         replica_inboxes,
+        replica_incarnations: vec![0; shape.replicas],
         subscribers: vec![Vec::new(); shape.nodes],
         tails: vec![None; shape.nodes],
         reads,
         elections: vec![None; shape.nodes],
         checks: Checkers::default(),
-        replica_final: vec![None; REPLICAS],
+        replica_final: vec![None; shape.replicas],
         reads_served: 0,
         trace: std::collections::hash_map::DefaultHasher::new(),
     }));
-    for id in 0..shape.nodes {
-        madsim::task::spawn_local(supervise(world.clone(), id));
-    }
-    madsim::task::spawn_local(monitor(world.clone()));
-    let done = Rc::new(RefCell::new(false));
-    let replicas: Vec<_> = stream_rx
-        .into_iter()
-        .zip(read_rx)
-        .enumerate()
-        .map(|(i, (s, r))| madsim::task::spawn_local(replica(world.clone(), i, s, r, done.clone())))
-        .collect();
+    (world, inboxes)
+}
 
-    // Setup without faults: a namespace and the tables, through whichever node leads.
+/// Creates namespace `ns` and the run's tables `t0`… through whichever node leads, without
+/// faults, and returns the tables' ids.
+async fn create_tables(world: &Shared) -> Vec<u64> {
+    let shape = world.borrow().shape;
     let setup = [Mutation::CreateNamespace { name: "ns".into() }]
         .into_iter()
-        .chain((0..TABLES).map(|t| Mutation::CreateTable {
+        .chain((0..shape.tables).map(|t| Mutation::CreateTable {
             namespace: "ns".into(),
             name: format!("t{t}"),
             schema_ipc: vec![],
@@ -1278,7 +1554,7 @@ async fn simulate(shape: Shape, bugs: Bugs, script: Script) -> Outcome {
     for mutation in setup {
         let reply = loop {
             let to = thread_rng().gen_range(0..shape.nodes);
-            match call(&world, 999, to, mutation.clone()).await {
+            match call(world, SETUP, to, mutation.clone()).await {
                 Some(Ok(reply)) => break reply,
                 Some(Err(e)) if e.is_retryable() => sleep(Duration::from_millis(100)).await,
                 None => {}
@@ -1289,6 +1565,26 @@ async fn simulate(shape: Shape, bugs: Bugs, script: Script) -> Outcome {
             tables.push(meta.id);
         }
     }
+    tables
+}
+
+async fn simulate(shape: Shape, bugs: Bugs, script: Script) -> Outcome {
+    let faults = match script {
+        Script::Random | Script::ClockDriftAtTheBound => Faults::draw(),
+        _ => Faults::default(),
+    };
+    let (world, inboxes) = new_world(shape, bugs, script);
+    for id in 0..shape.nodes {
+        madsim::task::spawn_local(supervise(world.clone(), id));
+    }
+    madsim::task::spawn_local(monitor(world.clone()));
+    let done = Rc::new(RefCell::new(false));
+    let replicas: Vec<_> = inboxes
+        .into_iter()
+        .enumerate()
+        .map(|(i, (s, r))| madsim::task::spawn_local(replica(world.clone(), i, s, r, done.clone())))
+        .collect();
+    let tables = create_tables(&world).await;
 
     // Safety phase: faults on while the writers run.
     {
@@ -1374,7 +1670,7 @@ async fn simulate(shape: Shape, bugs: Bugs, script: Script) -> Outcome {
 fn check(world: &mut World, tables: &[u64]) {
     let history = world.registry();
     world.checks.commits.check_history(&history, tables, true);
-    for i in 0..REPLICAS {
+    for i in 0..world.shape.replicas {
         let final_registry = world.replica_final[i].clone().expect("replica finished");
         world
             .checks
@@ -1411,6 +1707,375 @@ fn check(world: &mut World, tables: &[u64]) {
     );
 }
 
+// ---- the fleet: many replicas, many tables, an hour of commits -------------------------
+
+/// A fleet run: its size, its pace and what happens in it. The nodes run with Lake's
+/// defaults (checkpoint every 10,000 events keeping 10,000, [`Retention::DEFAULT`]).
+#[derive(Clone, Copy, Debug)]
+struct Fleet {
+    replicas: usize,
+    tables: usize,
+    /// Simulated length of the steady phase, in minutes.
+    minutes: u64,
+    /// Commits per second over all tables; half of them go to the hottest 1% of tables.
+    commits_per_second: u64,
+    /// Reads per second over the replicas, each at the token of the latest acknowledged
+    /// commit (a client reading its own write) and checked against it.
+    queries_per_second: u64,
+    /// Replica 1 is cut off from every node from the start for this many minutes.
+    away_minutes: u64,
+    watching: Watching,
+}
+
+impl Fleet {
+    /// The size `.ci/test.sh` runs; `LAKE_FLEET_REPLICAS`, `LAKE_FLEET_TABLES`,
+    /// `LAKE_FLEET_MINUTES` and `LAKE_FLEET_AWAY_MINUTES` scale it (the README's figures
+    /// are 1,000 replicas × 10,000 tables for 70 minutes, one replica away for 60).
+    fn from_env(watching: Watching) -> Self {
+        let get = |name: &str, default: u64| env_u64(name).unwrap_or(default);
+        Self {
+            replicas: get("LAKE_FLEET_REPLICAS", 60) as usize,
+            tables: get("LAKE_FLEET_TABLES", 600) as usize,
+            minutes: get("LAKE_FLEET_MINUTES", 6),
+            commits_per_second: 10,
+            queries_per_second: 10,
+            away_minutes: get("LAKE_FLEET_AWAY_MINUTES", 4),
+            watching,
+        }
+    }
+}
+
+/// What a fleet run measured.
+#[derive(Clone, Debug)]
+struct FleetFigures {
+    replicas: usize,
+    tables: usize,
+    commits: u64,
+    queries: u64,
+    /// Events all nodes' watch streams sent, per commit (one per replica is the floor).
+    events_per_commit: f64,
+    /// Event bytes ([`ChangeEvent::size_bound`]) sent per commit.
+    bytes_per_commit: f64,
+    /// Heartbeats sent per replica per minute.
+    heartbeats_per_replica_minute: f64,
+    /// Stream items (events and heartbeats) the leading node sent, per commit.
+    leader_items_per_commit: f64,
+    /// The largest share of all events one node sent.
+    busiest_node_share: f64,
+    /// Store log reads per commit (watch catch-ups and follower tails).
+    log_reads_per_commit: f64,
+    /// Metasrv calls (stream opens, snapshot fetches) that reads set off, per read; and
+    /// per warm read (the replica's cache already at the read's token).
+    calls_per_query: f64,
+    warm_queries: u64,
+    calls_per_warm_query: f64,
+    streams_opened: u64,
+    snapshots_fetched: u64,
+    /// A replica's catalog cache at the end, in bytes (allocated to hold its registry).
+    cache_bytes: u64,
+    /// Simulated time the away replica took, once back, to reach the revision the store
+    /// had when it came back.
+    catch_up_ms: u64,
+}
+
+impl std::fmt::Display for FleetFigures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} replicas × {} tables: commits {}, reads {}; per commit: {:.1} events, {:.0} bytes, {:.1} items from the leader, {:.2} log reads; busiest node {:.0}% of events; {:.2} heartbeats per replica per minute; {:.4} Metasrv calls per read, {} per warm read ({} warm reads); {} streams opened, {} snapshots fetched; cache {} bytes per replica ({:.0} per table); catch-up {} ms",
+            self.replicas,
+            self.tables,
+            self.commits,
+            self.queries,
+            self.events_per_commit,
+            self.bytes_per_commit,
+            self.leader_items_per_commit,
+            self.log_reads_per_commit,
+            100.0 * self.busiest_node_share,
+            self.heartbeats_per_replica_minute,
+            self.calls_per_query,
+            self.calls_per_warm_query,
+            self.warm_queries,
+            self.streams_opened,
+            self.snapshots_fetched,
+            self.cache_bytes,
+            self.cache_bytes as f64 / self.tables as f64,
+            self.catch_up_ms,
+        )
+    }
+}
+
+/// The latest acknowledged commit: (revision token, table, version, operation id).
+type LastAck = Rc<RefCell<Option<(u64, u64, u64, String)>>>;
+
+/// Commits at `fleet.commits_per_second` until `stop`, half to the hottest 1% of `tables`,
+/// each through [`commit`] (acknowledged, retried with its operation id); returns once the
+/// last one is acknowledged.
+async fn fleet_load(
+    world: Shared,
+    fleet: Fleet,
+    tables: Vec<u64>,
+    stop: Rc<std::cell::Cell<bool>>,
+    last: LastAck,
+) {
+    let period = Duration::from_micros(1_000_000 / fleet.commits_per_second.max(1));
+    let hot = (tables.len() / 100).max(1);
+    let latest: Rc<RefCell<BTreeMap<u64, u64>>> = Rc::default();
+    let mut commits = Vec::new();
+    let mut n = 0u64;
+    while !stop.get() {
+        sleep(period).await;
+        let mut rng = thread_rng();
+        let table = if rng.gen_bool(0.5) {
+            tables[rng.gen_range(0..hot)]
+        } else {
+            tables[rng.gen_range(0..tables.len())]
+        };
+        let mut target = rng.gen_range(0..world.borrow().shape.nodes);
+        let op_id = format!("load-{n}");
+        n += 1;
+        let (world, latest, last) = (world.clone(), latest.clone(), last.clone());
+        commits.push(madsim::task::spawn_local(async move {
+            let base = latest.borrow().get(&table).copied().unwrap_or(0);
+            let (version, token) = commit(
+                &world,
+                writer_id(0),
+                &mut target,
+                table,
+                &op_id,
+                [1; 32],
+                Some(base),
+            )
+            .await;
+            let mut latest = latest.borrow_mut();
+            let entry = latest.entry(table).or_default();
+            *entry = (*entry).max(version);
+            let mut last = last.borrow_mut();
+            if last.as_ref().is_none_or(|(t, ..)| *t < token) {
+                *last = Some((token, table, version, op_id));
+            }
+        }));
+    }
+    for commit in commits {
+        commit.await.expect("commit");
+    }
+}
+
+/// Reads at `fleet.queries_per_second` at random replicas (not the away one while it is
+/// away, not late ones before they join), each at the latest acknowledged commit's token,
+/// checked by the replicas checker.
+async fn fleet_reads(
+    world: Shared,
+    fleet: Fleet,
+    stop: Rc<std::cell::Cell<bool>>,
+    last: LastAck,
+    joined: Rc<std::cell::Cell<usize>>,
+) {
+    let period = Duration::from_micros(1_000_000 / fleet.queries_per_second.max(1));
+    while !stop.get() {
+        sleep(period).await;
+        let Some((token, table, version, op)) = last.borrow().clone() else {
+            continue;
+        };
+        let replica = thread_rng().gen_range(0..joined.get());
+        let away = world.borrow().away.is_some_and(|a| a.back.is_none());
+        if away && replica == 1 {
+            continue;
+        }
+        let (reply, rx) = oneshot::channel();
+        let sender = world.borrow().reads[replica].clone();
+        let _ = sender.unbounded_send(Read {
+            min_revision: token,
+            reply,
+        });
+        let world = world.clone();
+        madsim::task::spawn_local(async move {
+            let read = futures::select_biased! {
+                read = rx.fuse() => read.ok(),
+                _ = sleep(Duration::from_secs(10)).fuse() => None,
+            };
+            let mut w = world.borrow_mut();
+            match read {
+                Some(registry) => {
+                    w.checks
+                        .replicas
+                        .served(replica, token, &registry, (table, version, &op));
+                    w.reads_served += 1;
+                }
+                None => {
+                    panic!("replica {replica} did not serve a read at revision {token} within 10 s")
+                }
+            }
+        });
+    }
+}
+
+/// What happens to the fleet while it runs: replica 1 comes back after
+/// `fleet.away_minutes`, one replica restarts every minute, and the leader crashes half
+/// way through.
+async fn fleet_events(world: Shared, fleet: Fleet) {
+    let replicas = world.borrow().shape.replicas;
+    for minute in 1..=fleet.minutes {
+        sleep(Duration::from_secs(60)).await;
+        if minute == fleet.away_minutes {
+            let mut w = world.borrow_mut();
+            w.blocked.clear();
+            let revision = w.revision();
+            if let Some(away) = &mut w.away {
+                away.back = Some((Instant::now(), revision));
+            }
+        }
+        if minute == fleet.minutes / 2 {
+            let leader = leader(&world).await;
+            world.borrow_mut().crash_next[leader] = true;
+        }
+        let restart = thread_rng().gen_range(2..replicas.max(3));
+        if let Some(inbox) = world.borrow().replica_inboxes.get(restart) {
+            let _ = inbox.unbounded_send(ToReplica::Restart);
+        }
+    }
+}
+
+/// Bytes allocated to hold `registry` (rebuilt from its parts under a counting allocator).
+fn registry_bytes(registry: &Registry) -> u64 {
+    let parts = registry.to_parts();
+    let region = stats_alloc::Region::new(GLOBAL);
+    let rebuilt = Registry::from_parts(parts).expect("a registry's own parts rebuild it");
+    let change = region.change();
+    drop(rebuilt);
+    let live = change.bytes_allocated as i64 + change.bytes_reallocated as i64
+        - change.bytes_deallocated as i64;
+    live.max(0) as u64
+}
+
+async fn simulate_fleet(fleet: Fleet) -> FleetFigures {
+    let shape = Shape {
+        nodes: 3,
+        exclusive: false,
+        replicas: fleet.replicas.max(3),
+        tables: fleet.tables.max(1),
+    };
+    let (world, inboxes) = new_world(shape, Bugs::default(), Script::Random);
+    {
+        let mut w = world.borrow_mut();
+        w.tuning = Tuning {
+            checkpoint_every: NodeConfig::CHECKPOINT_EVERY,
+            log_keep: NodeConfig::LOG_KEEP,
+            checkpoint_deadline_ms: NodeConfig::CHECKPOINT_DEADLINE_MS,
+            retention: Retention::DEFAULT,
+            sweep_every_ms: NodeConfig::SWEEP_EVERY_MS,
+        };
+        w.watching = fleet.watching;
+    }
+    for id in 0..shape.nodes {
+        madsim::task::spawn_local(supervise(world.clone(), id));
+    }
+    madsim::task::spawn_local(monitor(world.clone()));
+    let tables = create_tables(&world).await;
+    {
+        let mut w = world.borrow_mut();
+        w.faults = Faults {
+            message_delay_ms: 2,
+            lag: 0.000_1,
+            ..Faults::default()
+        };
+        let away = replica_id(1);
+        for node in 0..shape.nodes {
+            w.blocked.insert((node, away));
+            w.blocked.insert((away, node));
+        }
+        w.away = Some(Away {
+            replica: 1,
+            back: None,
+            caught_up_ms: None,
+        });
+    }
+    let started = Instant::now();
+    // A tenth of the replicas join a quarter of the way in.
+    let late = shape.replicas / 10;
+    let joined = Rc::new(std::cell::Cell::new(shape.replicas - late));
+    let done = Rc::new(RefCell::new(false));
+    let replicas: Vec<_> = inboxes
+        .into_iter()
+        .enumerate()
+        .map(|(i, (s, r))| {
+            let (world, done, joined) = (world.clone(), done.clone(), joined.clone());
+            madsim::task::spawn_local(async move {
+                if i >= joined.get() {
+                    sleep(Duration::from_secs(fleet.minutes * 15)).await;
+                    joined.set(joined.get().max(i + 1));
+                }
+                replica(world, i, s, r, done).await;
+            })
+        })
+        .collect();
+    let stop = Rc::new(std::cell::Cell::new(false));
+    let last: LastAck = Rc::default();
+    madsim::task::spawn_local(fleet_events(world.clone(), fleet));
+    madsim::task::spawn_local(fleet_reads(
+        world.clone(),
+        fleet,
+        stop.clone(),
+        last.clone(),
+        joined,
+    ));
+    let load = madsim::task::spawn_local(fleet_load(
+        world.clone(),
+        fleet,
+        tables.clone(),
+        stop.clone(),
+        last,
+    ));
+    sleep(Duration::from_secs(fleet.minutes * 60)).await;
+    stop.set(true);
+    let minutes = started.elapsed().as_secs_f64() / 60.0;
+    let settle = async {
+        load.await.expect("load");
+        *done.borrow_mut() = true;
+        for r in replicas {
+            r.await.expect("replica");
+        }
+    };
+    madsim::time::timeout(LIVENESS_BOUND, settle)
+        .await
+        .unwrap_or_else(|_| panic!("the fleet did not converge within {LIVENESS_BOUND:?}"));
+    let mut w = world.borrow_mut();
+    let history = w.registry();
+    w.checks.commits.check_history(&history, &tables, true);
+    for i in 0..shape.replicas {
+        let registry = w.replica_final[i].clone().expect("replica finished");
+        w.checks.replicas.converged(i, &registry, &history);
+    }
+    w.checks.assert_clean();
+    let m = &w.metrics;
+    let commits = w.checks.commits.acknowledged_count() as f64;
+    let events: u64 = m.events_sent.iter().sum();
+    let heartbeats: u64 = m.heartbeats_sent.iter().sum();
+    let away = w.away.expect("the fleet has an away replica");
+    FleetFigures {
+        replicas: shape.replicas,
+        tables: shape.tables,
+        commits: commits as u64,
+        queries: m.queries,
+        events_per_commit: events as f64 / commits,
+        bytes_per_commit: m.event_bytes_sent.iter().sum::<u64>() as f64 / commits,
+        heartbeats_per_replica_minute: heartbeats as f64 / shape.replicas as f64 / minutes,
+        leader_items_per_commit: m.leader_items_sent as f64 / commits,
+        busiest_node_share: m.events_sent.iter().copied().max().unwrap_or(0) as f64
+            / events.max(1) as f64,
+        log_reads_per_commit: m.log_reads.iter().sum::<u64>() as f64 / commits,
+        calls_per_query: m.calls_for_queries as f64 / m.queries.max(1) as f64,
+        warm_queries: m.warm_queries,
+        calls_per_warm_query: m.calls_for_warm_queries as f64 / m.warm_queries.max(1) as f64,
+        streams_opened: m.streams_opened,
+        snapshots_fetched: m.snapshots_fetched,
+        cache_bytes: registry_bytes(w.replica_final[0].as_ref().expect("replica finished")),
+        catch_up_ms: away
+            .caught_up_ms
+            .expect("the away replica caught up with the store"),
+    }
+}
+
 fn run(seed: u64, shape: Shape, bugs: Bugs) -> Outcome {
     run_script(seed, shape, bugs, Script::Random)
 }
@@ -1418,6 +2083,11 @@ fn run(seed: u64, shape: Shape, bugs: Bugs) -> Outcome {
 fn run_script(seed: u64, shape: Shape, bugs: Bugs, script: Script) -> Outcome {
     let runtime = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
     runtime.block_on(simulate(shape, bugs, script))
+}
+
+fn run_fleet(seed: u64, fleet: Fleet) -> FleetFigures {
+    let runtime = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
+    runtime.block_on(simulate_fleet(fleet))
 }
 
 fn env_u64(name: &str) -> Option<u64> {
@@ -1604,4 +2274,53 @@ fn an_acknowledged_write_the_store_lost_is_caught_by_the_commits_checker() {
         ..Bugs::default()
     };
     caught_by(CLUSTER, bugs, "commits");
+}
+
+/// Checks one fleet run's figures: warm reads never call Metasrv, most reads are warm,
+/// and every replica got every commit.
+fn check_fleet(figures: &FleetFigures) {
+    assert_eq!(
+        figures.calls_per_warm_query, 0.0,
+        "warm reads called Metasrv: {figures}"
+    );
+    assert!(
+        figures.warm_queries > figures.queries / 2,
+        "most reads should find the cache warm: {figures}"
+    );
+    assert!(
+        figures.events_per_commit >= (figures.replicas - 1) as f64,
+        "fewer events sent than replicas per commit: {figures}"
+    );
+}
+
+/// The fleet (CI's size by default, [`Fleet::from_env`]) run twice at the same seed
+/// (`MADSIM_TEST_SEED`, default 1): replicas spread over the nodes, then all watching the
+/// leader. Through late joins, restarts, lagging streams, a replica away for minutes and a
+/// leader failover, the checkers hold (every acknowledged commit in the history once, every
+/// read at its token, every replica converged); reads never call Metasrv; spreading the
+/// streams takes most of the fan-out off the leader. Prints the figures.
+/// `LAKE_FLEET_WATCHING=spread` (or `leader`) runs only that one (for large fleets).
+#[test]
+fn a_fleet_follows_every_commit_without_calling_metasrv_per_read() {
+    let seed = env_u64("MADSIM_TEST_SEED").unwrap_or(1);
+    let only = std::env::var("LAKE_FLEET_WATCHING").ok();
+    let run = |watching: Watching, name: &str, label: &str| {
+        let wanted = only.as_deref().is_none_or(|o| o == name);
+        wanted.then(|| {
+            let figures = run_fleet(seed, Fleet::from_env(watching));
+            eprintln!("watch streams {label}: {figures}");
+            check_fleet(&figures);
+            figures
+        })
+    };
+    let spread = run(Watching::Spread, "spread", "spread over the nodes");
+    let on_leader = run(Watching::Leader, "leader", "all at the leader");
+    if let (Some(spread), Some(on_leader)) = (spread, on_leader) {
+        assert!(
+            spread.leader_items_per_commit < 0.6 * on_leader.leader_items_per_commit,
+            "spreading the streams did not take the fan-out off the leader: {} vs {} items per commit",
+            spread.leader_items_per_commit,
+            on_leader.leader_items_per_commit
+        );
+    }
 }

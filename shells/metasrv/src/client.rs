@@ -67,10 +67,19 @@ pub enum Watched {
 /// A call goes to the node that answered last. When a node cannot take it (no connection,
 /// or it does not lead and cannot reach the leader), the call was not carried out, so the
 /// client tries the next node, backing off once it has tried them all, for up to 10 s.
+///
+/// Watch streams ([`Self::watch_items`]) keep their own place among the nodes, starting at
+/// one drawn per client: a fleet of Query replicas given the same endpoint list spreads
+/// its streams over the nodes (any node serves a watch: followers through their log
+/// tail) instead of putting the whole fan-out on the first one. The fleet simulation
+/// (`simtests/tests/cluster.rs`, `a_fleet_follows_every_commit_without_calling_metasrv_per_read`)
+/// measures the difference.
 #[derive(Clone, Debug)]
 pub struct MetasrvClient {
     nodes: Arc<[RpcClient<Channel>]>,
     current: Arc<AtomicUsize>,
+    /// Where this client's watch streams go (moved on like `current`).
+    watching: Arc<AtomicUsize>,
 }
 
 /// Whether `status` says the call was not carried out, so another node may take it.
@@ -170,9 +179,14 @@ impl MetasrvClient {
     }
 
     fn from_nodes(nodes: Vec<RpcClient<Channel>>) -> Self {
+        use std::hash::BuildHasher;
+        // A draw per client (std's per-process random hasher keys), for where its watch
+        // streams start.
+        let start = std::collections::hash_map::RandomState::new().hash_one(nodes.len());
         Self {
-            nodes: nodes.into(),
             current: Arc::new(AtomicUsize::new(0)),
+            watching: Arc::new(AtomicUsize::new(start as usize % nodes.len().max(1))),
+            nodes: nodes.into(),
         }
     }
 
@@ -192,11 +206,27 @@ impl MetasrvClient {
         Req: Clone,
         Fut: std::future::Future<Output = Result<tonic::Response<Resp>, Status>>,
     {
+        self.call_at(&self.current, request, idempotent, call).await
+    }
+
+    /// [`Self::call`], starting at and moving `at` (the client's place for this kind of
+    /// call) instead of the place of ordinary calls.
+    async fn call_at<Req, Resp, Fut>(
+        &self,
+        at: &AtomicUsize,
+        request: Req,
+        idempotent: bool,
+        call: impl Fn(RpcClient<Channel>, Req) -> Fut,
+    ) -> Result<Resp, MetasrvError>
+    where
+        Req: Clone,
+        Fut: std::future::Future<Output = Result<tonic::Response<Resp>, Status>>,
+    {
         let started = Instant::now();
         let mut backoff = Duration::from_millis(20);
         let mut tried = 0;
         loop {
-            let i = self.current.load(Ordering::Relaxed) % self.nodes.len();
+            let i = at.load(Ordering::Relaxed) % self.nodes.len();
             let attempt = tokio::time::timeout(
                 ATTEMPT_TIMEOUT,
                 call(self.nodes[i].clone(), request.clone()),
@@ -222,12 +252,7 @@ impl MetasrvClient {
                 Ok(response) => return Ok(response.into_inner()),
                 Err(status) if retry(&status) && started.elapsed() < FAILOVER_WAIT => {
                     let next = (i + 1) % self.nodes.len();
-                    let _ = self.current.compare_exchange(
-                        i,
-                        next,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    );
+                    let _ = at.compare_exchange(i, next, Ordering::Relaxed, Ordering::Relaxed);
                     tried += 1;
                     if tried % self.nodes.len() == 0 {
                         tokio::time::sleep(backoff).await;
@@ -608,11 +633,9 @@ impl MetasrvClient {
             follow,
         };
         let stream = self
-            .call(
-                request,
-                true,
-                |mut rpc, r| async move { rpc.watch(r).await },
-            )
+            .call_at(&self.watching, request, true, |mut rpc, r| async move {
+                rpc.watch(r).await
+            })
             .await?;
         Ok(stream.map(|item| match item {
             Ok(event) if event.kind.is_none() => Ok(Watched::Heartbeat {
