@@ -714,6 +714,9 @@ impl MetasrvManifests {
     /// The compare-and-swap of `version` to our manifest at `path`, sent again (same
     /// operation id, so a landed earlier attempt comes back as a replay) until the answer
     /// is definite. A replay is ours when Metasrv records our very manifest path for it.
+    /// (Should that version's record expire between two attempts, which takes more
+    /// commits to the table in between than the retention window keeps, the commit is
+    /// reported as a replay of that version: its rows are committed once either way.)
     async fn commit_resolved(
         &self,
         base_uri: &str,
