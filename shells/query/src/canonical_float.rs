@@ -647,7 +647,9 @@ mod tests {
             RecordBatch::try_new(
                 schema.clone(),
                 vec![
-                    Arc::new(arrow::array::Int64Array::from_iter_values(0..s.len() as i64)),
+                    Arc::new(arrow::array::Int64Array::from_iter_values(
+                        0..s.len() as i64,
+                    )),
                     Arc::new(StringArray::from(s)),
                     Arc::new(Float64Array::from(d)),
                 ],
@@ -705,7 +707,9 @@ mod tests {
                 .iter()
                 .flat_map(|b| {
                     let s: &StringArray = b.column(0).as_string::<i32>();
-                    s.iter().map(|v| v.unwrap_or("").to_string()).collect::<Vec<_>>()
+                    s.iter()
+                        .map(|v| v.unwrap_or("").to_string())
+                        .collect::<Vec<_>>()
                 })
                 .collect();
             assert_eq!(names, expected, "{sql}");
