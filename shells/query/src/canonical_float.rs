@@ -165,7 +165,9 @@ fn literal_zero(expr: &Expr) -> bool {
 }
 
 /// `expr`, or the literal it stands for when it is a cast of a literal
-/// (`CAST('-0.0' AS DOUBLE)`), so zeros and NaNs written that way are recognized.
+/// (`CAST('-0.0' AS DOUBLE)`), so zeros written that way are recognized; a NaN comes out as
+/// the one canonical NaN (`CAST('-nan' AS DOUBLE)` parses to a negative one, which Arrow
+/// orders below every number).
 fn folded(expr: Expr) -> Expr {
     let (Expr::Cast(datafusion::logical_expr::Cast { expr: inner, field })
     | Expr::TryCast(datafusion::logical_expr::TryCast { expr: inner, field })) = &expr
@@ -174,6 +176,12 @@ fn folded(expr: Expr) -> Expr {
     };
     match inner.as_ref() {
         Expr::Literal(value, _) => match value.cast_to(field.data_type()) {
+            Ok(ScalarValue::Float64(Some(v))) if v.is_nan() => {
+                Expr::Literal(ScalarValue::Float64(Some(f64::NAN)), None)
+            }
+            Ok(ScalarValue::Float32(Some(v))) if v.is_nan() => {
+                Expr::Literal(ScalarValue::Float32(Some(f32::NAN)), None)
+            }
             Ok(value) => Expr::Literal(value, None),
             Err(_) => expr,
         },
@@ -453,6 +461,12 @@ fn yields_canonical(plan: &LogicalPlan, column: &Column) -> bool {
         LogicalPlan::Filter(filter) => yields_canonical(&filter.input, column),
         LogicalPlan::Limit(limit) => yields_canonical(&limit.input, column),
         LogicalPlan::Sort(sort) => yields_canonical(&sort.input, column),
+        LogicalPlan::SubqueryAlias(alias) => alias
+            .input
+            .schema()
+            .columns()
+            .get(index)
+            .is_some_and(|inner| yields_canonical(&alias.input, inner)),
         _ => false,
     }
 }
@@ -690,6 +704,18 @@ mod tests {
             (
                 "SELECT s, count(*) FROM t WHERE ((i <= 4 OR s >= s) AND d = CAST('-0.0' AS DOUBLE)) GROUP BY s, d ORDER BY d, s LIMIT 5",
                 vec!["a", "c", "d"],
+            ),
+            (
+                "SELECT * FROM (SELECT DISTINCT s, d FROM t WHERE ((i <= 4 OR s >= s) AND d = CAST('-0.0' AS DOUBLE))) AS u ORDER BY d DESC, s DESC LIMIT 5",
+                vec!["d", "c", "a"],
+            ),
+            (
+                "SELECT s FROM t WHERE d < CAST('-nan' AS DOUBLE) ORDER BY s",
+                vec!["a", "a", "b", "b", "c", "d"],
+            ),
+            (
+                "SELECT s FROM t WHERE d = CAST('-nan' AS DOUBLE) OR d > CAST('nan' AS DOUBLE)",
+                vec![],
             ),
             (
                 "SELECT s, d FROM t WHERE d = CAST('-0.0' AS DOUBLE) GROUP BY s, d ORDER BY d, s LIMIT 3",
