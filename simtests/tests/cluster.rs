@@ -241,8 +241,9 @@ enum Watching {
     /// The node that leads (the fan-out all lands on the leader).
     Leader,
     /// Replica `r` starts at node `r mod nodes` and moves on to the next node with each
-    /// stream it opens (as `MetasrvClient` spreads watch streams: a start drawn per client,
-    /// the next node when one fails).
+    /// stream it opens again, which it does only after a stream failed (as `MetasrvClient`
+    /// spreads watch streams: a start drawn per client, the next node when an open fails or
+    /// a stream ends in an error).
     Spread,
 }
 
@@ -262,10 +263,9 @@ struct Metrics {
     /// Watch streams opened and snapshots fetched by replicas.
     streams_opened: u64,
     snapshots_fetched: u64,
-    /// Reads at replicas, and the Metasrv calls (stream opens, snapshot fetches) that a
-    /// read set off; the same for warm reads (the cache already at the read's token).
+    /// Reads at replicas; of them warm ones (the cache already at the read's token), and the
+    /// Metasrv calls (stream opens, snapshot fetches) a warm read set off.
     queries: u64,
-    calls_for_queries: u64,
     warm_queries: u64,
     calls_for_warm_queries: u64,
 }
@@ -527,6 +527,13 @@ async fn tail(world: Shared, node: usize, mut inputs: mpsc::UnboundedReceiver<Ta
     let now = |w: &Shared| w.borrow().now_ms(node);
     let mut tail = Tail::new(TailConfig::DEFAULT);
     loop {
+        // A crashed incarnation's tail ends (its streams may still hold its sender).
+        if !world.borrow().tails[node]
+            .as_ref()
+            .is_some_and(|tx| tx.is_connected_to(&inputs))
+        {
+            return;
+        }
         while let Some(output) = tail.poll() {
             match output {
                 TailOutput::ReadLog { after, limit } => {
@@ -1338,9 +1345,7 @@ async fn replica(
                     FollowerOutput::OpenStream { .. } | FollowerOutput::FetchSnapshot { .. }
                 )
             {
-                let mut w = world.borrow_mut();
-                w.metrics.calls_for_queries += 1;
-                w.metrics.calls_for_warm_queries += u64::from(warm);
+                world.borrow_mut().metrics.calls_for_warm_queries += u64::from(warm);
             }
             match output {
                 FollowerOutput::OpenStream {
@@ -1436,8 +1441,8 @@ async fn replica(
                     error: "connection reset".into(),
                 },
                 Some(ToReplica::Restart) => {
-                    incarnation += 1;
-                    world.borrow_mut().replica_incarnations[index] = incarnation;
+                    // (Whoever restarts a replica moves its incarnation on when it does.)
+                    incarnation = world.borrow().replica_incarnations[index];
                     follower = start(&world);
                     FollowerInput::Tick
                 }
@@ -1764,9 +1769,10 @@ struct FleetFigures {
     busiest_node_share: f64,
     /// Store log reads per commit (watch catch-ups and follower tails).
     log_reads_per_commit: f64,
-    /// Metasrv calls (stream opens, snapshot fetches) that reads set off, per read; and
-    /// per warm read (the replica's cache already at the read's token).
-    calls_per_query: f64,
+    /// Metasrv calls (stream opens, snapshot fetches) that warm reads (the replica's cache
+    /// already at the read's token) set off, per warm read: a warm read leaves nothing
+    /// pending in the follower, so any call it makes happens at once and is counted.
+    /// (A cold read's snapshot fetch comes a grace period later and is not attributed.)
     warm_queries: u64,
     calls_per_warm_query: f64,
     streams_opened: u64,
@@ -1782,7 +1788,7 @@ impl std::fmt::Display for FleetFigures {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} replicas × {} tables: commits {}, reads {}; per commit: {:.1} events, {:.0} bytes, {:.1} items from the leader, {:.2} log reads; busiest node {:.0}% of events; {:.2} heartbeats per replica per minute; {:.4} Metasrv calls per read, {} per warm read ({} warm reads); {} streams opened, {} snapshots fetched; cache {} bytes per replica ({:.0} per table); catch-up {} ms",
+            "{} replicas × {} tables: commits {}, reads {}; per commit: {:.1} events, {:.0} bytes, {:.1} items from the leader, {:.2} log reads; busiest node {:.0}% of events; {:.2} heartbeats per replica per minute; {} Metasrv calls per warm read ({} warm reads); {} streams opened, {} snapshots fetched; cache {} bytes per replica ({:.0} per table); catch-up {} ms",
             self.replicas,
             self.tables,
             self.commits,
@@ -1793,7 +1799,6 @@ impl std::fmt::Display for FleetFigures {
             self.log_reads_per_commit,
             100.0 * self.busiest_node_share,
             self.heartbeats_per_replica_minute,
-            self.calls_per_query,
             self.calls_per_warm_query,
             self.warm_queries,
             self.streams_opened,
@@ -1930,22 +1935,27 @@ async fn fleet_events(world: Shared, fleet: Fleet) {
             world.borrow_mut().crash_next[leader] = true;
         }
         let restart = thread_rng().gen_range(2..replicas.max(3));
-        if let Some(inbox) = world.borrow().replica_inboxes.get(restart) {
-            let _ = inbox.unbounded_send(ToReplica::Restart);
+        let mut w = world.borrow_mut();
+        if restart < w.replica_incarnations.len() {
+            // From now on nothing of the old incarnation's connections arrives.
+            w.replica_incarnations[restart] += 1;
+            let _ = w.replica_inboxes[restart].unbounded_send(ToReplica::Restart);
         }
     }
 }
 
-/// Bytes allocated to hold `registry` (rebuilt from its parts under a counting allocator).
+/// Bytes allocated to hold `registry`: a copy of it rebuilt from its parts, all under a
+/// counting allocator, measured while the copy lives (stats_alloc counts a reallocation's
+/// growth in `bytes_allocated` and its shrinking in `bytes_deallocated`).
 fn registry_bytes(registry: &Registry) -> u64 {
-    let parts = registry.to_parts();
     let region = stats_alloc::Region::new(GLOBAL);
-    let rebuilt = Registry::from_parts(parts).expect("a registry's own parts rebuild it");
+    let rebuilt =
+        Registry::from_parts(registry.to_parts()).expect("a registry's own parts rebuild it");
     let change = region.change();
     drop(rebuilt);
-    let live = change.bytes_allocated as i64 + change.bytes_reallocated as i64
-        - change.bytes_deallocated as i64;
-    live.max(0) as u64
+    change
+        .bytes_allocated
+        .saturating_sub(change.bytes_deallocated) as u64
 }
 
 async fn simulate_fleet(fleet: Fleet) -> FleetFigures {
@@ -1990,7 +2000,6 @@ async fn simulate_fleet(fleet: Fleet) -> FleetFigures {
             caught_up_ms: None,
         });
     }
-    let started = Instant::now();
     // A tenth of the replicas join a quarter of the way in.
     let late = shape.replicas / 10;
     let joined = Rc::new(std::cell::Cell::new(shape.replicas - late));
@@ -2009,6 +2018,16 @@ async fn simulate_fleet(fleet: Fleet) -> FleetFigures {
             })
         })
         .collect();
+    // The figures count from when the replicas that start now have caught up with the
+    // setup (each read the namespace and the tables once); late joiners', restarted
+    // replicas' and the away replica's catch-ups count.
+    let setup = world.borrow().revision();
+    let first = joined.get() - 1; // all but the away replica
+    while world.borrow().checks.replicas.reached(setup) < first {
+        sleep(Duration::from_millis(100)).await;
+    }
+    world.borrow_mut().metrics = Metrics::sized(shape.nodes);
+    let started = Instant::now();
     let stop = Rc::new(std::cell::Cell::new(false));
     let last: LastAck = Rc::default();
     madsim::task::spawn_local(fleet_events(world.clone(), fleet));
@@ -2064,7 +2083,6 @@ async fn simulate_fleet(fleet: Fleet) -> FleetFigures {
         busiest_node_share: m.events_sent.iter().copied().max().unwrap_or(0) as f64
             / events.max(1) as f64,
         log_reads_per_commit: m.log_reads.iter().sum::<u64>() as f64 / commits,
-        calls_per_query: m.calls_for_queries as f64 / m.queries.max(1) as f64,
         warm_queries: m.warm_queries,
         calls_per_warm_query: m.calls_for_warm_queries as f64 / m.warm_queries.max(1) as f64,
         streams_opened: m.streams_opened,

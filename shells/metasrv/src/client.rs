@@ -69,9 +69,10 @@ pub enum Watched {
 /// client tries the next node, backing off once it has tried them all, for up to 10 s.
 ///
 /// Watch streams ([`Self::watch_items`]) keep their own place among the nodes, starting at
-/// one drawn per client: a fleet of Query replicas given the same endpoint list spreads
-/// its streams over the nodes (any node serves a watch: followers through their log
-/// tail) instead of putting the whole fan-out on the first one. The fleet simulation
+/// one drawn per client and moving on when an open fails or a stream ends in an error: a
+/// fleet of Query replicas given the same endpoint list spreads its streams over the nodes
+/// (any node serves a watch: followers through their log tail) instead of putting the
+/// whole fan-out on the first one. The fleet simulation
 /// (`simtests/tests/cluster.rs`, `a_fleet_follows_every_commit_without_calling_metasrv_per_read`)
 /// measures the difference.
 #[derive(Clone, Debug)]
@@ -637,12 +638,24 @@ impl MetasrvClient {
                 rpc.watch(r).await
             })
             .await?;
-        Ok(stream.map(|item| match item {
+        // A stream that ends in an error moves this client's next stream to the next node
+        // (a node that takes streams but cannot serve them is left, not retried forever).
+        let (watching, nodes) = (self.watching.clone(), self.nodes.len());
+        let at = watching.load(Ordering::Relaxed) % nodes;
+        Ok(stream.map(move |item| match item {
             Ok(event) if event.kind.is_none() => Ok(Watched::Heartbeat {
                 revision: event.revision,
             }),
             Ok(event) => convert::change_event(event).map(Watched::Event),
-            Err(status) => Err(status.into()),
+            Err(status) => {
+                let _ = watching.compare_exchange(
+                    at,
+                    (at + 1) % nodes,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
+                Err(status.into())
+            }
         }))
     }
 }

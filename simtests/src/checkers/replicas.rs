@@ -29,6 +29,11 @@ impl Replicas {
         }
     }
 
+    /// How many replicas' caches have reached `revision`.
+    pub fn reached(&self, revision: u64) -> usize {
+        self.last.values().filter(|(_, r)| *r >= revision).count()
+    }
+
     /// Replica `replica` served `served` to a reader holding `token`, who committed `op`
     /// as `version` of `table`.
     pub fn served(
