@@ -1734,15 +1734,16 @@ struct Fleet {
 
 impl Fleet {
     /// The size `.ci/test.sh` runs; `LAKE_FLEET_REPLICAS`, `LAKE_FLEET_TABLES`,
-    /// `LAKE_FLEET_MINUTES` and `LAKE_FLEET_AWAY_MINUTES` scale it (the README's figures
-    /// are 1,000 replicas × 10,000 tables for 70 minutes, one replica away for 60).
+    /// `LAKE_FLEET_MINUTES`, `LAKE_FLEET_AWAY_MINUTES` and `LAKE_FLEET_COMMITS_PER_SECOND`
+    /// scale it (the README's figures include 1,000 replicas × 2,000 tables for 70 minutes
+    /// at 3 commits a second, one replica away for 60).
     fn from_env(watching: Watching) -> Self {
         let get = |name: &str, default: u64| env_u64(name).unwrap_or(default);
         Self {
             replicas: get("LAKE_FLEET_REPLICAS", 60) as usize,
             tables: get("LAKE_FLEET_TABLES", 600) as usize,
             minutes: get("LAKE_FLEET_MINUTES", 6),
-            commits_per_second: 10,
+            commits_per_second: get("LAKE_FLEET_COMMITS_PER_SECOND", 10).max(1),
             queries_per_second: 10,
             away_minutes: get("LAKE_FLEET_AWAY_MINUTES", 4),
             watching,
