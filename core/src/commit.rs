@@ -581,10 +581,7 @@ fn plan(registry: &Registry, mutation: Mutation, now_ms: i64) -> Result<Planned,
                     namespace,
                     name,
                     schema_ipc,
-                    // The creation time makes the location unique even if a damaged store
-                    // ever lost this table's record and handed its id out again: a new
-                    // table never lands on an old table's files.
-                    location: format!("tables/{id}-{}.lance", now_ms.max(0)),
+                    location: crate::registry::table_location(id, now_ms),
                     created_revision: registry.revision() + 1,
                 },
             }))

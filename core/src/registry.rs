@@ -294,6 +294,29 @@ impl ManifestRef {
     }
 }
 
+/// The directory under the data root that holds the tables' Lance datasets.
+pub const TABLES_DIR: &str = "tables";
+
+/// The location of the table created as `id` at `created_ms` (ms since the Unix epoch):
+/// `tables/<id>-<created ms>.lance`. The creation time makes the location unique even if
+/// a damaged store ever lost a table's record and handed its id out again: a new table
+/// never lands on an old table's files.
+pub fn table_location(id: TableId, created_ms: i64) -> String {
+    format!("{TABLES_DIR}/{id}-{}.lance", created_ms.max(0))
+}
+
+/// The table id a dataset directory's name under [`TABLES_DIR`] carries: `<id>-<created
+/// ms>.lance`, or `<id>.lance` (tables created before the creation time was in it);
+/// `None` for any other name.
+pub fn location_table_id(dir_name: &str) -> Option<TableId> {
+    let stem = dir_name.strip_suffix(".lance")?;
+    let id = stem.split_once('-').map_or(stem, |(id, _)| id);
+    if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    id.parse().ok()
+}
+
 /// Registry entry of a table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableMeta {
@@ -657,6 +680,25 @@ impl Registry {
     /// The table with `id`, if it exists (not dropped).
     pub fn table_by_id(&self, id: TableId) -> Option<&Arc<TableState>> {
         self.tables.get(&id)
+    }
+
+    /// Whether the dataset directory `dir_name` under [`TABLES_DIR`] belongs to no table
+    /// of this registry: a dropped table's (or a table's whose creation was undone). A
+    /// directory whose id is not below [`Self::next_table_id`] is never one, so a reader
+    /// whose registry lags behind Metasrv never takes a table created since for a dropped
+    /// one; nor is a name that is not a table's location ([`location_table_id`]).
+    pub fn is_dropped_dir(&self, dir_name: &str) -> bool {
+        let Some(id) = location_table_id(dir_name) else {
+            return false;
+        };
+        id < self.next_table_id
+            && self.table_by_id(id).is_none_or(|t| {
+                t.meta
+                    .location
+                    .strip_prefix(TABLES_DIR)
+                    .and_then(|l| l.strip_prefix('/'))
+                    != Some(dir_name)
+            })
     }
 
     /// `principal`'s own grant on exactly `scope` (not counting a catalog-wide one).
