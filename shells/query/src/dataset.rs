@@ -10,18 +10,21 @@
 //! Manifest paths are stored relative to the dataset root (`_versions/…`), so a data root
 //! can move without rewriting the registry.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
+use lake_core::registry::TABLES_DIR;
 use lake_core::{Digest, ManifestRef, TableMeta, TableState, VersionRecord};
 use lake_metasrv::MetasrvClient;
 use lake_metasrv::client::Committed;
 use lance::Dataset;
 use lance::dataset::builder::DatasetBuilder;
+use lance::dataset::cleanup::{CleanupPolicy, RemovalStats};
+use lance::dataset::optimize::{CompactionOptions, compact_files};
 use lance::dataset::transaction::{Operation, Transaction};
 use lance::dataset::{CommitBuilder, InsertBuilder, WriteMode, WriteParams};
 use lance::session::Session;
@@ -48,12 +51,154 @@ const COMMIT_RESOLVE_MAX: std::time::Duration = std::time::Duration::from_secs(2
 /// An opened, immutable Lance dataset version.
 pub type DatasetHandle = Arc<Dataset>;
 
+/// How a replica keeps its tables' files in shape under streaming writes: compaction of
+/// small fragments and removal of the files only expired versions reference.
+///
+/// An append that commits here decides, from the version it committed, whether the table
+/// is due ([`Self::compact_at_small_fragments`], [`Self::cleanup_every_versions`]); the
+/// replica then runs [`Datasets::compact`] and [`Datasets::clean_up`] on it in the
+/// background, one run per table at a time. `OPTIMIZE ns.t` runs them by hand.
+///
+/// Sources: Lance's `compact_files` (fragments below `target_rows_per_fragment` are merged,
+/// deletions materialized) and `cleanup_old_versions`; Iceberg's `expire_snapshots`
+/// (`older_than`, with the registry's retention window as the snapshots always kept).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Maintenance {
+    /// An append that leaves the table with at least this many fragments of fewer than
+    /// [`Self::target_rows_per_fragment`] rows starts a compaction (0: only `OPTIMIZE`
+    /// compacts).
+    pub compact_at_small_fragments: usize,
+    /// Rows a fragment holds before compaction leaves it alone (Lance's
+    /// `target_rows_per_fragment`).
+    pub target_rows_per_fragment: usize,
+    /// Every this many versions an append also starts a cleanup, so tables written in
+    /// large appends that never need compaction lose their expired versions too (0: only
+    /// after a compaction or `OPTIMIZE`).
+    pub cleanup_every_versions: u64,
+    /// How long after its commit a version's files stay at least, in ms, even once the
+    /// registry has expired the version: a query that pinned it before it expired gets
+    /// this long to finish (Iceberg's `expire_snapshots(older_than)`).
+    pub cleanup_grace_ms: i64,
+    /// How often a replica looks for dropped tables' files to remove, in ms (0: never).
+    pub dropped_scan_interval_ms: u64,
+    /// How long a dropped table's files stay after a replica first finds it dropped, in ms:
+    /// queries that opened the table before the drop finish.
+    pub dropped_grace_ms: i64,
+}
+
+impl Maintenance {
+    /// Lake's defaults: compact at 16 small fragments toward Lance's 1,048,576 rows per
+    /// fragment; clean up every 100 versions; keep expired versions' files for an hour;
+    /// look for dropped tables every 10 minutes and remove their files an hour after.
+    pub const DEFAULT: Self = Self {
+        compact_at_small_fragments: 16,
+        target_rows_per_fragment: 1024 * 1024,
+        cleanup_every_versions: 100,
+        cleanup_grace_ms: 3_600_000,
+        dropped_scan_interval_ms: 600_000,
+        dropped_grace_ms: 3_600_000,
+    };
+
+    /// Whether `version` of a table whose fragments hold `rows` (physical rows, `None`
+    /// when unknown) is due for a maintenance run.
+    pub fn due(&self, version: u64, rows: impl IntoIterator<Item = Option<usize>>) -> bool {
+        if self.cleanup_every_versions > 0 && version.is_multiple_of(self.cleanup_every_versions) {
+            return true;
+        }
+        self.compact_at_small_fragments > 0
+            && rows
+                .into_iter()
+                .filter(|r| r.is_none_or(|r| r < self.target_rows_per_fragment))
+                .count()
+                >= self.compact_at_small_fragments
+    }
+}
+
+impl Default for Maintenance {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// What one maintenance run ([`Datasets::compact`], [`Datasets::clean_up`]) did to a table.
+#[derive(Clone, Debug, Default)]
+pub struct Optimized {
+    /// The version the compaction committed (`None`: nothing needed compacting).
+    pub committed: Option<Committed>,
+    /// Fragments the compaction merged away.
+    pub fragments_removed: usize,
+    /// Fragments it wrote in their place.
+    pub fragments_added: usize,
+    /// Versions whose manifests the cleanup removed.
+    pub versions_removed: u64,
+    /// Data, deletion and transaction files the cleanup removed.
+    pub files_removed: u64,
+    /// Bytes the cleanup removed.
+    pub bytes_removed: u64,
+    /// Why the cleanup did not run, when it did not.
+    pub cleanup_skipped: Option<String>,
+}
+
+/// The object a dropped table's directory gets when a replica first finds it dropped: the
+/// time its grace period started (ms since the Unix epoch, in decimal).
+const DROPPED_MARKER: &str = "_lake_dropped";
+
+/// A dropped table's dataset directory as [`Datasets::collect_dropped`] found it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DroppedTable {
+    /// The directory, relative to the data root (`tables/<id>-<ms>.lance`).
+    pub location: String,
+    /// When its grace period started (ms since the Unix epoch).
+    pub found_at_ms: i64,
+    /// Its files (counted once the grace period is over).
+    pub files: u64,
+    /// Their bytes (counted once the grace period is over).
+    pub bytes: u64,
+    /// Whether its files were removed by this call.
+    pub removed: bool,
+}
+
+/// Background maintenance's bookkeeping ([`Datasets::claim_due`]).
+#[derive(Default)]
+struct Due {
+    /// Tables an append found due since their last run began, by id.
+    found: HashSet<u64>,
+    /// Tables a background run is working on, by id.
+    running: HashSet<u64>,
+}
+
+impl Due {
+    /// [`Datasets::claim_due`].
+    fn claim(&mut self, table_id: u64) -> bool {
+        if self.running.contains(&table_id) || !self.found.remove(&table_id) {
+            return false;
+        }
+        self.running.insert(table_id);
+        true
+    }
+
+    /// [`Datasets::run_again`].
+    fn run_again(&mut self, table_id: u64) -> bool {
+        if self.found.remove(&table_id) {
+            return true;
+        }
+        self.running.remove(&table_id);
+        false
+    }
+}
+
 /// Access to the Lance datasets under one data root.
 pub struct Datasets {
     root: String,
     metasrv: MetasrvClient,
     session: Arc<Session>,
     opened: Mutex<HashMap<(u64, u64), DatasetHandle>>,
+    maintenance: Maintenance,
+    /// Background maintenance on this replica: tables an append found due, and tables a
+    /// background run is working on.
+    due: Mutex<Due>,
+    /// One lock per table a maintenance run on this replica has worked on, by id.
+    busy: Mutex<HashMap<u64, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl Datasets {
@@ -65,7 +210,174 @@ impl Datasets {
             metasrv,
             session: Arc::new(Session::default()),
             opened: Mutex::new(HashMap::new()),
+            maintenance: Maintenance::DEFAULT,
+            due: Mutex::default(),
+            busy: Mutex::default(),
         }
+    }
+
+    /// The maintenance this replica does.
+    pub fn maintenance(&self) -> Maintenance {
+        self.maintenance
+    }
+
+    /// The names of the dataset directories under the data root's `tables/` (a table's
+    /// location less `tables/`).
+    ///
+    /// # Errors
+    /// [`QueryError::Lance`] when the data root cannot be listed.
+    pub async fn table_dirs(&self) -> Result<Vec<String>, QueryError> {
+        let (store, base) = self.root_store().await?;
+        match store
+            .list_with_delimiter(Some(&base.clone().join(TABLES_DIR)))
+            .await
+        {
+            Ok(listed) => Ok(listed
+                .common_prefixes
+                .iter()
+                .filter_map(|dir| dir.filename().map(str::to_string))
+                .collect()),
+            Err(object_store::Error::NotFound { .. }) => Ok(Vec::new()),
+            Err(e) => Err(collecting("listing the tables directory", &e)),
+        }
+    }
+
+    /// Removes the files of the dropped tables whose dataset directories (names under
+    /// `tables/`, which [`lake_core::Registry::is_dropped_dir`] found to belong to no
+    /// table) are past `grace_ms`: a directory found for the first time gets a marker
+    /// object with `now_ms`, and its files go once that is `grace_ms` old, so queries that
+    /// opened the table before the drop finish. With `dry_run` nothing is written or
+    /// deleted, and what would go is reported with its size. Several replicas may collect
+    /// at once: a file another one deleted first is not an error.
+    ///
+    /// # Errors
+    /// [`QueryError::Lance`] when a file cannot be listed, read, written or deleted.
+    pub async fn collect_dropped(
+        &self,
+        dropped: &[String],
+        grace_ms: i64,
+        now_ms: i64,
+        dry_run: bool,
+    ) -> Result<Vec<DroppedTable>, QueryError> {
+        use object_store::PutPayload;
+        let (store, base) = self.root_store().await?;
+        let mut found = Vec::new();
+        for name in dropped {
+            let dir = base.clone().join(TABLES_DIR).join(name.as_str());
+            let mut table = DroppedTable {
+                location: format!("{TABLES_DIR}/{name}"),
+                found_at_ms: now_ms,
+                files: 0,
+                bytes: 0,
+                removed: false,
+            };
+            let marker = dir.clone().join(DROPPED_MARKER);
+            let marked = match store.get(&marker).await {
+                Ok(got) => {
+                    let bytes = got
+                        .bytes()
+                        .await
+                        .map_err(|e| collecting("reading a marker", &e))?;
+                    std::str::from_utf8(&bytes)
+                        .ok()
+                        .and_then(|t| t.trim().parse::<i64>().ok())
+                }
+                Err(object_store::Error::NotFound { .. }) => None,
+                Err(e) => return Err(collecting("reading a marker", &e)),
+            };
+            let Some(found_at_ms) = marked else {
+                if !dry_run {
+                    store
+                        .put(&marker, PutPayload::from(now_ms.to_string()))
+                        .await
+                        .map_err(|e| collecting("writing a marker", &e))?;
+                }
+                found.push(table);
+                continue;
+            };
+            table.found_at_ms = found_at_ms;
+            if now_ms.saturating_sub(found_at_ms) < grace_ms {
+                found.push(table);
+                continue;
+            }
+            let files: Vec<object_store::ObjectMeta> =
+                store
+                    .list(Some(&dir))
+                    .try_collect()
+                    .await
+                    .map_err(|e| collecting("listing a dropped table", &e))?;
+            table.files = files.len() as u64;
+            table.bytes = files.iter().map(|f| f.size).sum();
+            if !dry_run {
+                // The marker last: a collection cut short is found again, still due.
+                for file in files.iter().filter(|f| f.location != marker) {
+                    match store.delete(&file.location).await {
+                        Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                        Err(e) => return Err(collecting("deleting a dropped table's file", &e)),
+                    }
+                }
+                match store.delete(&marker).await {
+                    Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                    Err(e) => return Err(collecting("deleting a marker", &e)),
+                }
+                // A local filesystem keeps the emptied directories.
+                if let Some(root) = self.local_root() {
+                    let _ = tokio::fs::remove_dir_all(root.join(&table.location)).await;
+                }
+                table.removed = true;
+            }
+            found.push(table);
+        }
+        Ok(found)
+    }
+
+    /// The object store of the data root and the root's path in it (Lance's, so the
+    /// credentials are the datasets').
+    async fn root_store(&self) -> Result<(Arc<dyn object_store::ObjectStore>, Path), QueryError> {
+        let (store, base) = lance::io::ObjectStore::from_uri(&self.root)
+            .await
+            .map_err(|e| collecting("opening the data root", &e))?;
+        Ok((store.inner.clone(), base))
+    }
+
+    /// The data root's directory when it is on the local filesystem.
+    fn local_root(&self) -> Option<std::path::PathBuf> {
+        let root = self.root.strip_prefix("file://").unwrap_or(&self.root);
+        (!root.contains("://")).then(|| std::path::PathBuf::from(root))
+    }
+
+    /// The data root, as given to [`Self::new`] less a trailing `/`.
+    pub fn root(&self) -> &str {
+        &self.root
+    }
+
+    /// The same, with `maintenance` instead of [`Maintenance::DEFAULT`].
+    #[must_use]
+    pub fn with_maintenance(mut self, maintenance: Maintenance) -> Self {
+        self.maintenance = maintenance;
+        self
+    }
+
+    /// Whether the caller should start a background maintenance run on table `table_id`:
+    /// an append here found it due since the last run began, and no background run is on
+    /// it (a run in progress takes the table up again when it ends: [`Self::run_again`]).
+    /// `true` makes the caller that run's owner until [`Self::run_again`] says `false`.
+    pub fn claim_due(&self, table_id: u64) -> bool {
+        self.due
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .claim(table_id)
+    }
+
+    /// For the owner of a background run on table `table_id` ([`Self::claim_due`]) whose
+    /// run ended: whether an append found the table due meanwhile, so it runs again (and
+    /// still owns it); `false` ends its ownership. One decision under one lock, so a table
+    /// found due while a run ends is never left waiting for the next append.
+    pub fn run_again(&self, table_id: u64) -> bool {
+        self.due
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .run_again(table_id)
     }
 
     fn uri(&self, meta: &TableMeta) -> String {
@@ -75,8 +387,7 @@ impl Datasets {
     /// The dataset directory of `meta` when the data root is on the local filesystem (a
     /// path or a `file://` URI); `None` on an object store.
     fn local_dir(&self, meta: &TableMeta) -> Option<std::path::PathBuf> {
-        let root = self.root.strip_prefix("file://").unwrap_or(&self.root);
-        (!root.contains("://")).then(|| std::path::Path::new(root).join(&meta.location))
+        self.local_root().map(|root| root.join(&meta.location))
     }
 
     /// Opens `table` at `version` (≥ 1) using only the cached history in `table`: zero
@@ -263,15 +574,11 @@ impl Datasets {
             } else {
                 written.clone()
             };
-            let store = Arc::new(MetasrvManifests {
-                metasrv: self.metasrv.clone(),
-                local_dir: self.local_dir(meta),
-                meta: meta.clone(),
-                operation: operation.clone(),
-                first_version_only: matches!(transaction.operation, Operation::Overwrite { .. }),
-                committed: Mutex::new(None),
-                unknown: Mutex::new(None),
-            });
+            let store = Arc::new(self.writer(
+                meta,
+                operation.clone(),
+                matches!(transaction.operation, Operation::Overwrite { .. }),
+            ));
             // Commit: Lance rebases an append onto whatever version is latest now; a first
             // version commits only as version 1 ([`MetasrvManifests::first_version_only`]).
             let result = CommitBuilder::new(uri.as_str())
@@ -282,7 +589,19 @@ impl Datasets {
                 .with_max_retries(1)
                 .execute(transaction)
                 .await
-                .map(|_| ());
+                .map(|dataset| {
+                    let fragments = dataset.manifest.fragments.iter();
+                    if self
+                        .maintenance
+                        .due(dataset.manifest.version, fragments.map(|f| f.physical_rows))
+                    {
+                        self.due
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .found
+                            .insert(meta.id);
+                    }
+                });
             let committed = *store.committed.lock().unwrap_or_else(|p| p.into_inner());
             let unknown = store
                 .unknown
@@ -308,6 +627,13 @@ impl Datasets {
                     tracing::debug!(error = %e, "append lost the compare-and-swap; re-reading the table");
                     last_error = Some(e);
                 }
+                // The version read was cleaned up (its history expired while this append
+                // lost races): read the latest again. The table itself is checked by the
+                // next describe.
+                (Err(e @ lance::Error::NotFound { .. }), _) => {
+                    tracing::debug!(error = %e, "the version an append read was cleaned up; re-reading the table");
+                    last_error = Some(e);
+                }
                 (Err(e), _) => return Err(classify(meta, e)),
             }
         }
@@ -322,6 +648,178 @@ impl Datasets {
                     " (under operation id {id:?} a retry never appends twice)"
                 ))
         )))
+    }
+
+    /// This replica's maintenance lock on table `table_id`: one run per table at a time
+    /// (waits for the run in progress).
+    pub async fn maintenance_lock(&self, table_id: u64) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = self
+            .busy
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(table_id)
+            .or_default()
+            .clone();
+        lock.lock_owned().await
+    }
+
+    /// Compacts the small fragments of `table` (a state from this replica's catalog cache)
+    /// into a new version, committed through Metasrv like any write (Lance's
+    /// `compact_files`: fragments under [`Maintenance::target_rows_per_fragment`] rows
+    /// merge in insertion order, deletions are materialized). `committed` is `None` when
+    /// nothing needed compacting. A compaction that races an append is rebased onto it by
+    /// Lance (a rewrite and an append touch different fragments); one that races another
+    /// rewrite of the same fragments commits nothing. Hold [`Self::maintenance_lock`].
+    ///
+    /// # Errors
+    /// [`QueryError::Aborted`] when another rewrite of the same fragments committed
+    /// first; [`QueryError::OutcomeUnknown`] when Metasrv never answered the commit;
+    /// [`QueryError::Lance`] when files cannot be read or written.
+    pub async fn compact(&self, table: &Arc<TableState>) -> Result<Optimized, QueryError> {
+        let name = format!("{}.{}", table.meta.namespace, table.meta.name);
+        let mut optimized = Optimized::default();
+        let Some((mut dataset, store)) = self.open_for_maintenance(table).await? else {
+            return Ok(optimized);
+        };
+        let options = CompactionOptions {
+            target_rows_per_fragment: self.maintenance.target_rows_per_fragment,
+            ..CompactionOptions::default()
+        };
+        let metrics = compact_files(&mut dataset, options, None)
+            .await
+            .map_err(|e| {
+                if is_commit_conflict(&e) {
+                    QueryError::Aborted(format!(
+                        "the compaction of {name} lost to another rewrite of the same fragments and committed nothing; running OPTIMIZE again is safe"
+                    ))
+                } else {
+                    QueryError::Lance(format!(
+                        "compacting {name}: {}",
+                        first_line(&e.to_string())
+                    ))
+                }
+            })?;
+        optimized.fragments_removed = metrics.fragments_removed;
+        optimized.fragments_added = metrics.fragments_added;
+        if metrics.fragments_removed > 0 {
+            if let Some(why) = store
+                .unknown
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+            {
+                return Err(QueryError::OutcomeUnknown(format!(
+                    "the compaction of {name} may or may not have committed ({why}); its rows are the same either way, and running OPTIMIZE again is safe"
+                )));
+            }
+            optimized.committed = *store.committed.lock().unwrap_or_else(|p| p.into_inner());
+        }
+        Ok(optimized)
+    }
+
+    /// Removes the files only expired versions of `table` (a state from this replica's
+    /// catalog cache) reference, and records what went in `optimized`: the versions
+    /// before the oldest one the registry retains ([`TableState::oldest_version`]; a cache
+    /// never runs ahead of Metasrv, so a stale one only keeps more) that committed more
+    /// than [`Maintenance::cleanup_grace_ms`] ago, with the files no retained version
+    /// references; and files no version references (an interrupted write's) once Lance's
+    /// 7 days for unverified files have passed (Lance's `cleanup_old_versions`). Skipped,
+    /// saying why, while a retained version's manifest is still at its staging path (Lance
+    /// lists final manifests only, so it would not see the files that version references).
+    /// Hold [`Self::maintenance_lock`].
+    ///
+    /// # Errors
+    /// [`QueryError::Lance`] when files cannot be listed, read or deleted.
+    pub async fn clean_up(
+        &self,
+        table: &Arc<TableState>,
+        optimized: &mut Optimized,
+    ) -> Result<(), QueryError> {
+        let name = format!("{}.{}", table.meta.namespace, table.meta.name);
+        if let Some(staged) = table.versions.iter().find(|v| {
+            let file = v.manifest.path.rsplit('/').next().unwrap_or_default();
+            ManifestNamingScheme::detect_scheme(file).is_none()
+        }) {
+            optimized.cleanup_skipped = Some(format!(
+                "version {} of {name} is still on its staging manifest",
+                staged.version
+            ));
+            return Ok(());
+        }
+        let Some((dataset, _)) = self.open_for_maintenance(table).await? else {
+            return Ok(());
+        };
+        let policy = CleanupPolicy {
+            before_timestamp: Some(
+                chrono::Utc::now()
+                    - chrono::TimeDelta::milliseconds(self.maintenance.cleanup_grace_ms),
+            ),
+            before_version: Some(table.oldest_version()),
+            error_if_tagged_old_versions: false,
+            ..CleanupPolicy::default()
+        };
+        let removed: RemovalStats = dataset.cleanup_with_policy(policy).await.map_err(|e| {
+            QueryError::Lance(format!(
+                "removing expired versions of {name}: {}",
+                first_line(&e.to_string())
+            ))
+        })?;
+        optimized.versions_removed = removed.old_versions;
+        optimized.files_removed = removed.data_files_removed
+            + removed.deletion_files_removed
+            + removed.transaction_files_removed
+            + removed.index_files_removed;
+        optimized.bytes_removed = removed.bytes_removed;
+        Ok(())
+    }
+
+    /// `table`'s latest cached version, opened to be written (commits go through Metasrv)
+    /// with its manifest store; `None` before the table's first version.
+    async fn open_for_maintenance(
+        &self,
+        table: &Arc<TableState>,
+    ) -> Result<Option<(Dataset, Arc<MetasrvManifests>)>, QueryError> {
+        let meta = &table.meta;
+        let Some(latest) = table.versions.last().map(|v| v.version) else {
+            return Ok(None);
+        };
+        let store = Arc::new(self.writer(meta, None, false));
+        let dataset = DatasetBuilder::from_uri(self.uri(meta))
+            .with_version(latest)
+            .with_commit_handler(Arc::new(ExternalManifestCommitHandler {
+                external_manifest_store: store.clone(),
+            }))
+            .with_session(self.session.clone())
+            .load()
+            .await
+            .map_err(|e| {
+                QueryError::Lance(format!(
+                    "cannot open {}.{} version {latest}: {}",
+                    meta.namespace,
+                    meta.name,
+                    first_line(&e.to_string())
+                ))
+            })?;
+        Ok(Some((dataset, store)))
+    }
+
+    /// The manifest store a write to `meta` commits through, under `operation` (an
+    /// append's id and payload digest).
+    fn writer(
+        &self,
+        meta: &TableMeta,
+        operation: Option<(String, Digest)>,
+        first_version_only: bool,
+    ) -> MetasrvManifests {
+        MetasrvManifests {
+            metasrv: self.metasrv.clone(),
+            local_dir: self.local_dir(meta),
+            meta: meta.clone(),
+            operation,
+            first_version_only,
+            committed: Mutex::new(None),
+            unknown: Mutex::new(None),
+        }
     }
 
     /// Metasrv's description of `meta`'s table, which must still be the same table: its
@@ -444,11 +942,17 @@ impl PayloadDigest {
     }
 }
 
-/// `transaction`'s new fragments as an append onto `read_version`: the files written for a
-/// dataset's first version (an Overwrite) when another writer created the dataset first.
+/// `transaction`'s new fragments as an append onto `read_version`, the latest version
+/// Metasrv described: the files written for a dataset's first version (an Overwrite) when
+/// another writer created the dataset first, or an append written while other commits
+/// landed. Reading from the latest version, Lance checks only the commits after it; the
+/// ones before could not conflict with an append of Lake's (appends and compactions
+/// rewrite no fragment an append adds), and their manifests may be gone: the version the
+/// files were written against can expire, and its files be cleaned up, while the append
+/// keeps losing the race.
 fn as_append(transaction: Transaction, read_version: u64) -> Transaction {
     match transaction.operation {
-        Operation::Overwrite { fragments, .. } => {
+        Operation::Overwrite { fragments, .. } | Operation::Append { fragments } => {
             Transaction::new(read_version, Operation::Append { fragments }, None)
         }
         operation => Transaction {
@@ -824,6 +1328,11 @@ async fn make_durable(dir: Option<&std::path::Path>) -> lance::Result<()> {
     .map_err(|e| lance::Error::io(format!("syncing {shown}: {e}")))
 }
 
+/// A failure of the collection of dropped tables' files, saying what it was doing.
+fn collecting(what: &str, e: &dyn std::fmt::Display) -> QueryError {
+    QueryError::Lance(format!("collecting dropped tables: {what}: {e}"))
+}
+
 fn lance_error(e: lake_metasrv::MetasrvError) -> lance::Error {
     lance::Error::io(e.to_string())
 }
@@ -962,6 +1471,129 @@ impl ExternalManifestStore for MetasrvManifests {
         _e_tag: Option<String>,
     ) -> lance::Result<()> {
         finalize(&self.metasrv, self.meta.id, base_uri, version, path, size).await
+    }
+}
+
+#[cfg(test)]
+mod maintenance_tests {
+    use super::{Due, Maintenance};
+
+    #[test]
+    fn a_table_found_due_during_a_run_is_run_again_by_its_owner() {
+        let mut due = Due::default();
+        assert!(!due.claim(1), "nothing found due");
+        due.found.insert(1);
+        assert!(due.claim(1));
+        // Appends find it due again while the run works: nobody else starts one ...
+        due.found.insert(1);
+        assert!(!due.claim(1));
+        // ... the owner runs once more, and then lets go.
+        assert!(due.run_again(1));
+        assert!(!due.run_again(1));
+        assert!(!due.claim(1), "nothing found due since");
+        due.found.insert(1);
+        assert!(due.claim(1), "a new run once the last one let go");
+        // Tables are independent.
+        due.found.insert(2);
+        assert!(due.claim(2));
+    }
+
+    #[test]
+    fn a_table_is_due_at_enough_small_fragments_or_every_nth_version() {
+        let m = Maintenance {
+            compact_at_small_fragments: 3,
+            target_rows_per_fragment: 100,
+            cleanup_every_versions: 10,
+            ..Maintenance::DEFAULT
+        };
+        // Two small fragments and big ones: not yet; a third small one (or one whose size
+        // is unknown) makes it due.
+        assert!(!m.due(7, [Some(5), Some(100), Some(99), Some(1_000)]));
+        assert!(m.due(7, [Some(5), Some(100), Some(99), Some(0)]));
+        assert!(m.due(7, [Some(5), None, Some(99)]));
+        // Big fragments only: due at every tenth version, for the cleanup.
+        assert!(!m.due(11, [Some(100); 50]));
+        assert!(m.due(20, [Some(100); 50]));
+        // 0 turns each trigger off.
+        let off = Maintenance {
+            compact_at_small_fragments: 0,
+            cleanup_every_versions: 0,
+            ..m
+        };
+        assert!(!off.due(20, [Some(1); 50]));
+    }
+}
+
+#[cfg(test)]
+mod dropped_tests {
+    use super::{Datasets, DroppedTable};
+
+    #[tokio::test]
+    async fn a_dropped_tables_files_are_marked_then_removed_after_the_grace_and_nothing_else_is() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let write = |relative: &str, bytes: usize| {
+            let path = root.path().join(relative);
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+            std::fs::write(path, vec![7u8; bytes]).expect("write");
+        };
+        for (dir, bytes) in [
+            ("tables/1-100.lance", 10),
+            ("tables/2-200.lance", 20),
+            ("tables/3-300.lance", 30),
+            ("tables/notes", 5),
+        ] {
+            write(&format!("{dir}/data/a.lance"), bytes);
+            write(&format!("{dir}/_versions/1.manifest"), 1);
+        }
+        // Two endpoints connect lazily: no Metasrv is needed to collect.
+        let metasrv =
+            lake_metasrv::MetasrvClient::connect("http://127.0.0.1:9,http://127.0.0.1:10")
+                .await
+                .expect("a lazy client");
+        let datasets = Datasets::new(root.path().to_str().expect("a UTF-8 path"), metasrv);
+        let mut dirs = datasets.table_dirs().await.expect("listed");
+        dirs.sort();
+        assert_eq!(dirs, ["1-100.lance", "2-200.lance", "3-300.lance", "notes"]);
+        // Of these the registry found table 1's dropped (lake_core::Registry::is_dropped_dir).
+        let dropped = ["1-100.lance".to_string()];
+        let round = |now_ms, dry_run| datasets.collect_dropped(&dropped, 100, now_ms, dry_run);
+        let dropped = |found_at_ms, files, bytes, removed| DroppedTable {
+            location: "tables/1-100.lance".into(),
+            found_at_ms,
+            files,
+            bytes,
+            removed,
+        };
+        assert_eq!(
+            round(1_000, false).await.expect("first round"),
+            vec![dropped(1_000, 0, 0, false)]
+        );
+        assert_eq!(
+            round(1_099, false).await.expect("in the grace"),
+            vec![dropped(1_000, 0, 0, false)]
+        );
+        // Past the grace, a dry run names the files (the marker "1000" too) and keeps them.
+        assert_eq!(
+            round(1_100, true).await.expect("dry run"),
+            vec![dropped(1_000, 3, 15, false)]
+        );
+        assert!(root.path().join("tables/1-100.lance/data/a.lance").exists());
+        assert_eq!(
+            round(1_100, false).await.expect("collect"),
+            vec![dropped(1_000, 3, 15, true)]
+        );
+        assert!(!root.path().join("tables/1-100.lance").exists());
+        for kept in ["tables/2-200.lance", "tables/3-300.lance", "tables/notes"] {
+            assert!(
+                root.path().join(kept).join("data/a.lance").exists(),
+                "{kept}"
+            );
+            assert!(
+                !root.path().join(kept).join(super::DROPPED_MARKER).exists(),
+                "{kept}"
+            );
+        }
+        assert_eq!(datasets.table_dirs().await.expect("listed").len(), 3);
     }
 }
 

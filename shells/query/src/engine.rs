@@ -26,7 +26,8 @@ use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::{StreamExt, TryStreamExt};
 use lake_core::{
-    GrantScope, Privilege, Registry, TableMeta, TableState, TimeTravel, resolve_version,
+    GrantScope, Privilege, Registry, TableMeta, TableState, TimeTravel, VersionSpec,
+    resolve_version,
 };
 use lake_metasrv::MetasrvClient;
 use lake_metasrv::client::Committed;
@@ -567,6 +568,16 @@ impl Engine {
         }
     }
 
+    /// Keeps tables' files in shape with `maintenance` (default
+    /// [`crate::dataset::Maintenance::DEFAULT`]). Call before the engine serves.
+    #[must_use]
+    pub fn with_maintenance(mut self, maintenance: crate::dataset::Maintenance) -> Self {
+        self.datasets = Arc::new(
+            Datasets::new(self.datasets.root(), self.metasrv.clone()).with_maintenance(maintenance),
+        );
+        self
+    }
+
     /// Serves the read-only `iceberg` catalog from the REST catalog in `config`.
     ///
     /// # Errors
@@ -1063,6 +1074,21 @@ impl Engine {
                                 pin.table_id
                             ))
                         })?;
+                        // A ticket outlived by its version's history: say so, as time
+                        // travel to that version would (its files may be gone).
+                        if pin.version > 0 {
+                            let shown = format!(
+                                "{LAKE_CATALOG}.{}.{}",
+                                pin.namespace,
+                                sql::split_table_key(&pin.key).0
+                            );
+                            resolve_version(
+                                &shown,
+                                &table.versions,
+                                VersionSpec::Version(pin.version),
+                            )
+                            .map_err(snapshot_error)?;
+                        }
                         Ok((pin.clone(), table.clone()))
                     })
                     .collect::<Result<Vec<_>, QueryError>>()?,
@@ -1135,9 +1161,9 @@ impl Engine {
         bind: Bind,
         access: &Access,
     ) -> Result<(SessionContext, LogicalPlan, Pins, u64), QueryError> {
-        if access::access_change(&parsed.statement).is_some() {
+        if command(&parsed.statement).is_some() {
             return Err(QueryError::InvalidArgument(
-                "GRANT and REVOKE change access and return no rows: run them as an update (ExecuteUpdate), not a query".into(),
+                "GRANT, REVOKE and OPTIMIZE return no rows: run them as an update (ExecuteUpdate), not a query".into(),
             ));
         }
         // Before anything is resolved, so a refusal tells nothing of what exists there.
@@ -1343,6 +1369,129 @@ impl Engine {
         Ok(0)
     }
 
+    /// `OPTIMIZE` of `target`: one maintenance run ([`Datasets::optimize`]) on a Lake
+    /// table, which needs write on it. Returns the fragments the compaction merged away
+    /// (0: the table was compact already).
+    ///
+    /// # Errors
+    /// [`QueryError::Unsupported`] for an Iceberg table or a past version,
+    /// [`QueryError::PermissionDenied`], [`QueryError::NotFound`], or the run's failure.
+    async fn optimize(
+        &self,
+        access: &Access,
+        target: &datafusion::sql::TableReference,
+    ) -> Result<i64, QueryError> {
+        let (namespace, key) = sql::lake_table(target).ok_or_else(|| {
+            QueryError::Unsupported(format!(
+                "OPTIMIZE {target}: catalog {ICEBERG_CATALOG} is read-only; Lake optimizes its own tables (lake.namespace.table)"
+            ))
+        })?;
+        let (name, travel) = sql::split_table_key(&key);
+        if travel != TimeTravel::Latest {
+            return Err(QueryError::InvalidArgument(
+                "OPTIMIZE takes a table, not a past version of one".into(),
+            ));
+        }
+        let shown = format!("{LAKE_CATALOG}.{namespace}.{name}");
+        self.authorize(
+            access,
+            &access::table_scope(&namespace, &name),
+            Privilege::Write,
+            &format!("optimize {shown}"),
+        )?;
+        let table = self
+            .catalog
+            .with_registry(|r| lookup(r, &namespace, &name).cloned())?;
+        let optimized = maintain(&self.datasets, &self.catalog, table.meta.id).await?;
+        tracing::info!(
+            by = access.name().unwrap_or("anonymous"),
+            table = %shown,
+            ?optimized,
+            "optimize"
+        );
+        Ok(i64::try_from(optimized.fragments_removed).unwrap_or(i64::MAX))
+    }
+
+    /// Starts a maintenance run on `meta`'s table in the background when an append here
+    /// found it due ([`crate::dataset::Maintenance`]) and no background run is on it; a
+    /// run in progress runs again when it ends if appends found the table due meanwhile
+    /// ([`Datasets::claim_due`]). A run's failure is logged: it changes nothing a reader
+    /// sees, and the next due append tries again.
+    fn maintain_if_due(&self, meta: &TableMeta) {
+        if !self.datasets.claim_due(meta.id) {
+            return;
+        }
+        let (datasets, catalog, meta) = (self.datasets.clone(), self.catalog.clone(), meta.clone());
+        tokio::spawn(async move {
+            let shown = format!("{LAKE_CATALOG}.{}.{}", meta.namespace, meta.name);
+            loop {
+                match maintain(&datasets, &catalog, meta.id).await {
+                    Ok(optimized) => tracing::info!(table = %shown, ?optimized, "maintenance"),
+                    Err(e) => tracing::warn!(table = %shown, error = %e, "maintenance failed"),
+                }
+                if !datasets.run_again(meta.id) {
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Starts this replica's collection of dropped tables' files
+    /// ([`Datasets::collect_dropped`]) every [`crate::dataset::Maintenance::dropped_scan_interval_ms`];
+    /// `None` when that is 0. The task ends when the engine is dropped; a failed round is
+    /// logged and the next one tries again.
+    pub fn collect_dropped_tables(engine: &Arc<Self>) -> Option<tokio::task::JoinHandle<()>> {
+        let maintenance = engine.datasets.maintenance();
+        if maintenance.dropped_scan_interval_ms == 0 {
+            return None;
+        }
+        let engine = Arc::downgrade(engine);
+        Some(tokio::spawn(async move {
+            let mut rounds =
+                tokio::time::interval(Duration::from_millis(maintenance.dropped_scan_interval_ms));
+            rounds.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                rounds.tick().await;
+                let Some(engine) = engine.upgrade() else {
+                    return;
+                };
+                // A table this replica's registry does not know yet has an id not below
+                // its next id, so it is never taken for a dropped one.
+                let dropped = match engine.datasets.table_dirs().await {
+                    Ok(dirs) => engine.catalog.with_registry(|r| {
+                        dirs.into_iter()
+                            .filter(|d| r.is_dropped_dir(d))
+                            .collect::<Vec<_>>()
+                    }),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "collecting dropped tables' files");
+                        continue;
+                    }
+                };
+                let now_ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+                match engine
+                    .datasets
+                    .collect_dropped(&dropped, maintenance.dropped_grace_ms, now_ms, false)
+                    .await
+                {
+                    Ok(found) => {
+                        for table in found.iter().filter(|t| t.removed) {
+                            tracing::info!(
+                                location = %table.location,
+                                files = table.files,
+                                bytes = table.bytes,
+                                "removed a dropped table's files"
+                            );
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "collecting dropped tables' files"),
+                }
+            }
+        }))
+    }
+
     /// Runs a write statement once per parameter row (or once without parameters). The
     /// rows of an INSERT become one append, so several parameter rows commit together or
     /// not at all. Returns the rows written (0 for DDL).
@@ -1354,13 +1503,16 @@ impl Engine {
         access: &Access,
     ) -> Result<i64, QueryError> {
         let parsed = sql::parse(sql_text)?;
-        if let Some(change) = access::access_change(&parsed.statement) {
+        if let Some(command) = command(&parsed.statement) {
             if !rows.is_empty() {
                 return Err(QueryError::InvalidArgument(
-                    "GRANT and REVOKE take no parameters".into(),
+                    "GRANT, REVOKE and OPTIMIZE take no parameters".into(),
                 ));
             }
-            return self.change_access(access, change?).await;
+            return match command? {
+                Command::Access(change) => self.change_access(access, change).await,
+                Command::Optimize(target) => self.optimize(access, &target).await,
+            };
         }
         let binds: Vec<Bind> = if rows.is_empty() {
             vec![Bind::Nothing]
@@ -1461,9 +1613,9 @@ impl Engine {
         let rows = param_rows(params.as_deref())?;
         let bind = rows.first().cloned().map_or(Bind::Nothing, Bind::Values);
         let parsed = sql::parse(sql_text)?;
-        let planned = match access::access_change(&parsed.statement) {
-            Some(change) => {
-                change?;
+        let planned = match command(&parsed.statement) {
+            Some(command) => {
+                command?;
                 None
             }
             None => Some(self.plan(parsed, None, bind, access).await?),
@@ -1531,8 +1683,8 @@ impl Engine {
         access: &Access,
     ) -> Result<(SchemaRef, Schema), QueryError> {
         let parsed = sql::parse(sql_text)?;
-        if let Some(change) = access::access_change(&parsed.statement) {
-            change?;
+        if let Some(command) = command(&parsed.statement) {
+            command?;
             return Ok((count_schema(), Schema::empty()));
         }
         let (ctx, plan, _, _) = self.plan(parsed, None, Bind::Describe, access).await?;
@@ -1897,6 +2049,7 @@ impl Engine {
             ..committed
         };
         self.await_revision(committed.revision).await;
+        self.maintain_if_due(&meta);
         Ok((meta, committed, count))
     }
 
@@ -1919,6 +2072,7 @@ impl Engine {
         let id = operation_id.unwrap_or_else(random_operation_id);
         let (committed, count) = self.datasets.append(meta, schema, rows, Some(id)).await?;
         self.await_revision(committed.revision).await;
+        self.maintain_if_due(meta);
         Ok((committed, count))
     }
 
@@ -2023,6 +2177,58 @@ impl FileCheck {
             .await?;
         Ok(())
     }
+}
+
+/// One maintenance run on table `table_id` (as `catalog` shows it): compaction, then the cleanup
+/// of expired versions' files with the history as it stands after the compaction's commit
+/// (which may have expired versions). Waits for a run in progress on this replica first.
+///
+/// # Errors
+/// As [`Datasets::compact`] and [`Datasets::clean_up`].
+async fn maintain(
+    datasets: &Datasets,
+    catalog: &Arc<Catalog>,
+    table_id: u64,
+) -> Result<crate::dataset::Optimized, QueryError> {
+    let _running = datasets.maintenance_lock(table_id).await;
+    // Read under the lock: a run that held it may have committed and expired versions.
+    let Some(table) = catalog.with_registry(|r| r.table_by_id(table_id).cloned()) else {
+        return Ok(crate::dataset::Optimized::default()); // dropped meanwhile
+    };
+    let mut optimized = datasets.compact(&table).await?;
+    let table = match optimized.committed {
+        Some(committed) => {
+            // A catalog that lags keeps an older history: the cleanup then keeps more.
+            if let Err(e) = catalog
+                .wait_for(committed.revision, READ_YOUR_WRITES_TIMEOUT)
+                .await
+            {
+                tracing::warn!(error = %e, "the catalog does not show a compaction yet");
+            }
+            catalog
+                .with_registry(|r| r.table_by_id(table.meta.id).cloned())
+                .unwrap_or(table)
+        }
+        None => table,
+    };
+    datasets.clean_up(&table, &mut optimized).await?;
+    Ok(optimized)
+}
+
+/// A statement Lake carries out itself rather than through a DataFusion plan.
+enum Command {
+    /// `GRANT` / `REVOKE`.
+    Access(AccessChange),
+    /// `OPTIMIZE ns.t`.
+    Optimize(datafusion::sql::TableReference),
+}
+
+/// The [`Command`] `statement` is, if it is one.
+fn command(statement: &datafusion::sql::parser::Statement) -> Option<Result<Command, QueryError>> {
+    if let Some(change) = access::access_change(statement) {
+        return Some(change.map(Command::Access));
+    }
+    sql::optimize_target(statement).map(|target| target.map(Command::Optimize))
 }
 
 fn lookup<'a>(

@@ -262,6 +262,54 @@ fn write_targets(statement: &Statement) -> Vec<(TableReference, WriteKind)> {
     }
 }
 
+/// The table an `OPTIMIZE [TABLE] name` statement compacts and cleans up (Databricks'
+/// `OPTIMIZE`, ClickHouse's `OPTIMIZE TABLE`); `None` for any other statement.
+///
+/// # Errors
+/// [`QueryError::Unsupported`] for the clauses Lake does not take (`WHERE`, `ZORDER BY`,
+/// `PARTITION`, `FINAL`, `DEDUPLICATE`, `ON CLUSTER`), naming them.
+pub fn optimize_target(statement: &Statement) -> Option<Result<TableReference, QueryError>> {
+    let Statement::Statement(ast) = statement else {
+        return None;
+    };
+    let Ast::OptimizeTable {
+        name,
+        on_cluster,
+        partition,
+        include_final,
+        deduplicate,
+        predicate,
+        zorder,
+        ..
+    } = ast.as_ref()
+    else {
+        return None;
+    };
+    let clauses = [
+        (predicate.is_some(), "WHERE"),
+        (zorder.is_some(), "ZORDER BY"),
+        (partition.is_some(), "PARTITION"),
+        (*include_final, "FINAL"),
+        (deduplicate.is_some(), "DEDUPLICATE"),
+        (on_cluster.is_some(), "ON CLUSTER"),
+    ];
+    let given: Vec<&str> = clauses
+        .iter()
+        .filter(|(given, _)| *given)
+        .map(|(_, clause)| *clause)
+        .collect();
+    if !given.is_empty() {
+        return Some(Err(QueryError::Unsupported(format!(
+            "OPTIMIZE … {}: Lake's OPTIMIZE takes a table name only (`OPTIMIZE ns.t`) and compacts the whole table",
+            given.join(", ")
+        ))));
+    }
+    Some(
+        datafusion::sql::planner::object_name_to_table_reference(name.clone(), true)
+            .map_err(QueryError::from),
+    )
+}
+
 impl ParsedStatement {
     /// Whether a FROM clause calls table function `name` (unqualified, as table functions
     /// are registered).
@@ -839,6 +887,36 @@ pub fn lake_table(reference: &TableReference) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn optimize_names_its_table_and_refuses_the_clauses_lake_does_not_take() {
+        let target = |sql: &str| optimize_target(&parse(sql).expect("parses").statement);
+        for (sql, table) in [
+            ("OPTIMIZE ns.t", "ns.t"),
+            ("OPTIMIZE TABLE lake.ns.t", "lake.ns.t"),
+            ("optimize t", "t"),
+        ] {
+            let got = target(sql).expect("an OPTIMIZE").expect("accepted");
+            assert_eq!(got.to_string(), table, "{sql}");
+        }
+        assert!(target("SELECT 1").is_none());
+        assert!(target("INSERT INTO t VALUES (1)").is_none());
+        for (sql, clause) in [
+            ("OPTIMIZE ns.t WHERE x > 1", "WHERE"),
+            ("OPTIMIZE ns.t ZORDER BY (x)", "ZORDER BY"),
+            ("OPTIMIZE TABLE ns.t FINAL", "FINAL"),
+            ("OPTIMIZE TABLE ns.t ON CLUSTER c", "ON CLUSTER"),
+        ] {
+            let err = target(sql)
+                .expect("an OPTIMIZE")
+                .expect_err(sql)
+                .to_string();
+            assert!(
+                err.contains(clause) && err.contains("OPTIMIZE ns.t"),
+                "{sql}: {err}"
+            );
+        }
+    }
 
     fn tables(sql: &str) -> Vec<String> {
         parse(sql)
