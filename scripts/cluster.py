@@ -125,7 +125,7 @@ class Cluster:
     def __init__(self, directory: Path, metasrv_nodes: int = 3, query_replicas: int = 2,
                  moto_endpoint: str | None = None, name: str | None = None,
                  lease_ms: int | None = None, renew_interval_ms: int | None = None,
-                 clock_bound_ms: int | None = None):
+                 clock_bound_ms: int | None = None, env: dict[str, str] | None = None):
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.name = name or f"lake-{int(time.time() * 1000)}"
@@ -145,6 +145,8 @@ class Cluster:
             "AWS_ALLOW_HTTP": "true",
             "LAKE_LOG": os.environ.get("LAKE_LOG", "info,lance=warn,aws=warn"),
         })
+        # Settings of every node and replica (`lake metasrv` and `lake query` read theirs).
+        self.env.update(env or {})
         self.bucket = self.name
         self.table = self.name
         self._create_bucket()

@@ -297,6 +297,8 @@ pub struct QueryOptions {
     #[command(flatten)]
     pub limits: LimitArgs,
     #[command(flatten)]
+    pub maintenance: MaintenanceArgs,
+    #[command(flatten)]
     pub auth: AuthArgs,
 }
 
@@ -477,6 +479,65 @@ impl RetentionArgs {
     }
 }
 
+/// How a Query replica keeps its tables' files in shape under streaming writes (see
+/// `lake_query::dataset::Maintenance`): compaction of small fragments, removal of the
+/// files only expired versions reference. `OPTIMIZE ns.t` runs both by hand.
+#[derive(Clone, Debug, clap::Args)]
+pub struct MaintenanceArgs {
+    /// An append that leaves a table with at least this many small fragments (under
+    /// --compact-target-rows rows) starts a compaction of it (0: only OPTIMIZE compacts).
+    #[arg(long, env = "LAKE_COMPACT_AT_SMALL_FRAGMENTS", default_value_t = lake_query::dataset::Maintenance::DEFAULT.compact_at_small_fragments)]
+    pub compact_at_small_fragments: usize,
+    /// Rows a fragment holds before compaction leaves it alone.
+    #[arg(long, env = "LAKE_COMPACT_TARGET_ROWS", default_value_t = lake_query::dataset::Maintenance::DEFAULT.target_rows_per_fragment)]
+    pub compact_target_rows: usize,
+    /// Every this many versions of a table an append also starts a cleanup of its expired
+    /// versions' files (0: only after a compaction).
+    #[arg(long, env = "LAKE_CLEANUP_EVERY_VERSIONS", default_value_t = lake_query::dataset::Maintenance::DEFAULT.cleanup_every_versions)]
+    pub cleanup_every_versions: u64,
+    /// Files of a version expired from the history stay at least this many seconds after
+    /// its commit, so queries that pinned it finish.
+    #[arg(long, env = "LAKE_CLEANUP_GRACE_SECS", default_value_t = 3_600)]
+    pub cleanup_grace_secs: u64,
+    /// How often this replica looks for dropped tables whose files it can remove, in
+    /// seconds (0: never).
+    #[arg(long, env = "LAKE_DROPPED_SCAN_SECS", default_value_t = 600)]
+    pub dropped_scan_secs: u64,
+    /// A dropped table's files stay this many seconds after a replica first finds it
+    /// dropped, so queries that opened it before the drop finish.
+    #[arg(long, env = "LAKE_DROPPED_GRACE_SECS", default_value_t = 3_600)]
+    pub dropped_grace_secs: u64,
+}
+
+impl MaintenanceArgs {
+    /// The maintenance these flags give.
+    ///
+    /// # Errors
+    /// `--compact-target-rows` is 0, or a time does not fit in milliseconds.
+    pub fn maintenance(&self) -> anyhow::Result<lake_query::dataset::Maintenance> {
+        if self.compact_target_rows == 0 {
+            bail!("--compact-target-rows must be at least 1");
+        }
+        let ms = |secs: u64, flag: &str| {
+            i64::try_from(secs)
+                .ok()
+                .and_then(|s| s.checked_mul(1_000))
+                .with_context(|| format!("{flag} {secs} is too large"))
+        };
+        Ok(lake_query::dataset::Maintenance {
+            compact_at_small_fragments: self.compact_at_small_fragments,
+            target_rows_per_fragment: self.compact_target_rows,
+            cleanup_every_versions: self.cleanup_every_versions,
+            cleanup_grace_ms: ms(self.cleanup_grace_secs, "--cleanup-grace-secs")?,
+            dropped_scan_interval_ms: self
+                .dropped_scan_secs
+                .checked_mul(1_000)
+                .context("--dropped-scan-secs is too large")?,
+            dropped_grace_ms: ms(self.dropped_grace_secs, "--dropped-grace-secs")?,
+        })
+    }
+}
+
 /// What one statement may use on a Query replica (see `lake_query::Limits`).
 #[derive(Clone, Debug, clap::Args)]
 pub struct LimitArgs {
@@ -612,6 +673,7 @@ pub async fn run_query(
             stage_root: options.stage_root.clone(),
             iceberg,
             limits: options.limits.limits(),
+            maintenance: options.maintenance.maintenance()?,
             auth: options.auth.options()?,
             retention: lake_core::Retention::DEFAULT,
         },

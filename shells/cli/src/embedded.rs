@@ -93,8 +93,9 @@ pub async fn start_query(
     let catalog = Catalog::start(client.clone(), CACHE_LEASE_MS).await?;
     check_exposure(listen, &options.auth)?;
     let token_key = key.derive("flight bearer tokens");
-    let mut engine =
-        Engine::new(catalog, client, data_root, key).with_limits(options.limits.clone())?;
+    let mut engine = Engine::new(catalog, client, data_root, key)
+        .with_maintenance(options.maintenance)
+        .with_limits(options.limits.clone())?;
     if options.auth.users.is_some() || options.auth.jwks.is_some() {
         let ttl = if options.auth.token_ttl.is_zero() {
             lake_query::auth::TOKEN_TTL_DEFAULT
@@ -123,6 +124,7 @@ pub async fn start_query(
         tracing::info!(uri = %iceberg.uri, warehouse = %iceberg.warehouse, "catalog iceberg: reading from the REST catalog");
     }
     let engine = Arc::new(engine);
+    Engine::collect_dropped_tables(&engine);
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("binding Flight SQL on {listen}"))?;
@@ -272,6 +274,8 @@ pub struct ReplicaOptions {
     pub iceberg: Option<IcebergConfig>,
     /// What one statement may use.
     pub limits: lake_query::Limits,
+    /// How tables' files are kept in shape (compaction, cleanup of expired versions).
+    pub maintenance: lake_query::dataset::Maintenance,
     /// Who may call.
     pub auth: AuthOptions,
     /// How much history the embedded Metasrv keeps per table (a cluster's Query replica

@@ -56,6 +56,8 @@ enum Command {
         #[command(flatten)]
         limits: lake::cluster::LimitArgs,
         #[command(flatten)]
+        maintenance: lake::cluster::MaintenanceArgs,
+        #[command(flatten)]
         auth: lake::cluster::AuthArgs,
         #[command(flatten)]
         retention: lake::cluster::RetentionArgs,
@@ -275,6 +277,7 @@ fn main() -> anyhow::Result<()> {
                 demo_scale,
                 iceberg,
                 limits,
+                maintenance,
                 auth,
                 retention,
             } => {
@@ -282,6 +285,7 @@ fn main() -> anyhow::Result<()> {
                     stage_root: None,
                     iceberg: iceberg.config()?,
                     limits: limits.limits(),
+                    maintenance: maintenance.maintenance()?,
                     auth: auth.options()?,
                     retention: retention.retention()?,
                 };
