@@ -22,7 +22,10 @@
 //! lead; every store write applied carried the fence of the lease holder at that moment; a
 //! replica never serves below a client's token or moves backwards; a version read at a
 //! token is exactly the commit that was acknowledged for it; replays return the original
-//! version; caches converge to the store after heal.
+//! version; caches converge to the store after heal; a replica's collection of dropped
+//! tables' files ([`Registry::is_dropped_dir`], the shipped decision), run on its cache
+//! while tables are created and dropped, never takes a live table's directory for a
+//! dropped one, and finds every dropped one once caught up.
 //!
 //! Run: `RUSTFLAGS="--cfg madsim" CARGO_TARGET_DIR=target/madsim cargo test -p lake-simtests
 //! --test cluster` (`MADSIM_TEST_NUM=n` for more seeds; a failure prints the command that
@@ -47,6 +50,7 @@ use lake_core::election::{Election, ElectionConfig};
 use lake_core::node::{
     CallId, Node, NodeConfig, NodeEvent, NodeInput, NodeOutput, NodeRequest, StoreAnswer, StoreCall,
 };
+use lake_core::registry::{TABLES_DIR, location_table_id};
 use lake_core::tail::{Tail, TailConfig, TailInput, TailOutput};
 use lake_core::watch::{Watch, WatchConfig, WatchInput, WatchOutput};
 use lake_core::{
@@ -88,6 +92,8 @@ const LIVENESS_BOUND: Duration = Duration::from_secs(180);
 const STORE: usize = usize::MAX;
 /// The endpoint that creates the run's namespace and tables.
 const SETUP: usize = usize::MAX - 1;
+/// How often a replica runs the collection of dropped tables' files on its registry.
+const GARBAGE_PROBE_EVERY: Duration = Duration::from_millis(250);
 /// Writer `w`'s endpoint (below [`SETUP`], above any replica's).
 const fn writer_id(w: usize) -> usize {
     usize::MAX - 2 - w
@@ -141,6 +147,9 @@ struct Bugs {
     /// The store now and then acknowledges an append it did not apply (so the version is
     /// handed out again).
     lose_acknowledged_appends: bool,
+    /// A replica takes every directory whose table id its registry does not hold for a
+    /// dropped table's, ignoring the registry's next id (a table it has not heard of yet).
+    gc_ignores_next_id: bool,
 }
 
 /// A named scenario: one situation forced on purpose, with the seed's random faults off
@@ -344,6 +353,18 @@ struct World {
     // Checkers.
     elections: Vec<Option<Election>>,
     checks: Checkers,
+    /// The tables' dataset directories (names under `tables/`) that exist: each table's
+    /// once its creation is acknowledged.
+    dirs: Vec<String>,
+    /// The directories of the tables whose drop was acknowledged.
+    dropped_dirs: BTreeSet<String>,
+    /// Directories the store's registry showed dropped when a replica's collection took
+    /// them: checked once (a table id is never reused, so a dropped table stays dropped),
+    /// which spares a replay of the log at every probe.
+    confirmed_dropped: BTreeSet<String>,
+    /// Whether replicas run the collection of dropped tables' files (off in the fleet
+    /// runs, which drop no table and whose 60 replicas would spend most of the run on it).
+    probe_garbage: bool,
     replica_final: Vec<Option<Registry>>,
     reads_served: u64,
     trace: std::collections::hash_map::DefaultHasher,
@@ -1337,6 +1358,7 @@ async fn replica(
     // counted).
     let mut need: Option<(u64, bool)> = None;
     let mut for_query = None;
+    let mut probed = Instant::now();
     loop {
         while let Some(output) = follower.poll() {
             if let Some(warm) = for_query
@@ -1407,6 +1429,26 @@ async fn replica(
             }
         }
         let cache = follower.cache();
+        // The collection of dropped tables' files, as a replica runs it on its registry
+        // whatever its lag (checked against the store's registry of the moment).
+        if probed.elapsed() >= GARBAGE_PROBE_EVERY && world.borrow().probe_garbage {
+            probed = Instant::now();
+            let registry = cache.read(0).expect("read(0) cannot fail");
+            let mut w = world.borrow_mut();
+            let unconfirmed: Vec<String> = dropped_dirs(registry, &w.dirs, w.bugs)
+                .into_iter()
+                .filter(|dir| !w.confirmed_dropped.contains(dir))
+                .collect();
+            if !unconfirmed.is_empty() {
+                let truth = w.registry();
+                w.checks.garbage.collected(index, &unconfirmed, &truth);
+                let gone = |dir: &&String| {
+                    location_table_id(dir).is_some_and(|id| truth.table_by_id(id).is_none())
+                };
+                let confirmed: Vec<String> = unconfirmed.iter().filter(gone).cloned().collect();
+                w.confirmed_dropped.extend(confirmed);
+            }
+        }
         let below = world.borrow().bugs.serve_below_token;
         let mut i = 0;
         while i < waiting.len() {
@@ -1537,6 +1579,10 @@ fn new_world(shape: Shape, bugs: Bugs, script: Script) -> (Shared, Vec<ReplicaIn
         reads,
         elections: vec![None; shape.nodes],
         checks: Checkers::default(),
+        dirs: Vec::new(),
+        dropped_dirs: BTreeSet::new(),
+        confirmed_dropped: BTreeSet::new(),
+        probe_garbage: true,
         replica_final: vec![None; shape.replicas],
         reads_served: 0,
         trace: std::collections::hash_map::DefaultHasher::new(),
@@ -1567,10 +1613,129 @@ async fn create_tables(world: &Shared) -> Vec<u64> {
             }
         };
         if let Applied::TableCreated(meta) = reply.applied {
+            world.borrow_mut().dirs.push(dir_name(&meta.location));
             tables.push(meta.id);
         }
     }
     tables
+}
+
+/// A table's dataset directory: its location less `tables/`.
+fn dir_name(location: &str) -> String {
+    location
+        .strip_prefix(TABLES_DIR)
+        .and_then(|l| l.strip_prefix('/'))
+        .unwrap_or(location)
+        .to_string()
+}
+
+/// Tables the churn task creates (and drops all but the last of) while the writers run.
+const CHURN_TABLES: usize = 6;
+
+/// Creates `churn.c0`, `churn.c1`, … through random nodes and drops each once the next
+/// exists, so replicas' collections of dropped tables' files race creates and drops;
+/// records each table's directory once its creation is acknowledged and each drop once
+/// acknowledged.
+async fn churn(world: Shared) {
+    let namespace = Mutation::CreateNamespace {
+        name: "churn".into(),
+    };
+    let found = |truth: &Registry| truth.namespaces().any(|ns| ns == "churn").then_some(());
+    if durably(&world, namespace, found).await.is_none() {
+        return;
+    }
+    let mut previous: Option<(String, String)> = None;
+    for i in 0..CHURN_TABLES {
+        let name = format!("c{i}");
+        let create = Mutation::CreateTable {
+            namespace: "churn".into(),
+            name: name.clone(),
+            schema_ipc: vec![],
+        };
+        let dir = durably(&world, create, |truth| {
+            truth
+                .table("churn", &name)
+                .map(|table| dir_name(&table.meta.location))
+        })
+        .await;
+        let Some(dir) = dir else { return };
+        world.borrow_mut().dirs.push(dir.clone());
+        if let Some((name, dir)) = previous.replace((name, dir)) {
+            let drop = Mutation::DropTable {
+                namespace: "churn".into(),
+                name: name.clone(),
+            };
+            let gone = durably(&world, drop, |truth| {
+                truth.table("churn", &name).is_none().then_some(())
+            })
+            .await;
+            if gone.is_none() {
+                return;
+            }
+            world.borrow_mut().dropped_dirs.insert(dir);
+        }
+        sleep(Duration::from_millis(thread_rng().gen_range(100..1_000))).await;
+    }
+}
+
+/// Sends `mutation` until the store's registry shows its effect (`effect` answers
+/// `Some`), and returns that effect. A `TableExists` or `TableNotFound` answer may come from
+/// a leader whose own earlier attempt is still in flight and is later deposed, so only the
+/// durable log counts: wait for it a while, then send again. `None` when refused otherwise
+/// or not done in 20 rounds (the run's final checks then report the churn unfinished).
+async fn durably<T>(
+    world: &Shared,
+    mutation: Mutation,
+    effect: impl Fn(&Registry) -> Option<T>,
+) -> Option<T> {
+    for _ in 0..20 {
+        if !done_once(world, mutation.clone()).await {
+            return None;
+        }
+        for _ in 0..100 {
+            if let Some(done) = effect(&world.borrow().registry()) {
+                return Some(done);
+            }
+            sleep(Duration::from_millis(50)).await;
+        }
+    }
+    None
+}
+
+/// Sends `mutation` through random nodes until it is done: acknowledged, or refused
+/// because an earlier attempt whose answer was lost did it.
+/// Any other refusal (a planted bug can lose the namespace) is `false`.
+async fn done_once(world: &Shared, mutation: Mutation) -> bool {
+    let nodes = world.borrow().shape.nodes;
+    loop {
+        let to = thread_rng().gen_range(0..nodes);
+        match call(world, SETUP, to, mutation.clone()).await {
+            Some(Ok(_)) => return true,
+            Some(Err(e)) if e.is_retryable() => sleep(Duration::from_millis(100)).await,
+            Some(Err(
+                CommitError::NamespaceExists { .. }
+                | CommitError::TableExists { .. }
+                | CommitError::TableNotFound { .. },
+            )) => return true,
+            None => {}
+            Some(Err(_)) => return false,
+        }
+    }
+}
+
+/// The directories of `dirs` that replica registry `registry` takes for dropped tables'
+/// (with [`Bugs::gc_ignores_next_id`], the planted bug's way).
+fn dropped_dirs(registry: &Registry, dirs: &[String], bugs: Bugs) -> BTreeSet<String> {
+    dirs.iter()
+        .filter(|dir| {
+            if bugs.gc_ignores_next_id {
+                location_table_id(dir).is_some_and(|id| registry.table_by_id(id).is_none())
+            } else {
+                registry.is_dropped_dir(dir)
+            }
+        })
+        .cloned()
+        .collect()
 }
 
 async fn simulate(shape: Shape, bugs: Bugs, script: Script) -> Outcome {
@@ -1604,6 +1769,7 @@ async fn simulate(shape: Shape, bugs: Bugs, script: Script) -> Outcome {
     let writers: Vec<_> = (0..WRITERS)
         .map(|id| madsim::task::spawn_local(writer(world.clone(), id, tables.clone())))
         .collect();
+    let churn = madsim::task::spawn_local(churn(world.clone()));
     sleep(Duration::from_secs(15)).await;
 
     // Liveness phase: faults off; everything must finish and converge within the bound.
@@ -1616,6 +1782,7 @@ async fn simulate(shape: Shape, bugs: Bugs, script: Script) -> Outcome {
         for w in writers {
             w.await.expect("writer");
         }
+        churn.await.expect("churn");
         *done.borrow_mut() = true;
         for r in replicas {
             r.await.expect("replica");
@@ -1681,8 +1848,16 @@ fn check(world: &mut World, tables: &[u64]) {
             .checks
             .replicas
             .converged(i, &final_registry, &history);
+        let found = dropped_dirs(&final_registry, &world.dirs, world.bugs);
+        let dropped = world.dropped_dirs.clone();
+        world.checks.garbage.converged(i, &found, &dropped);
     }
     world.checks.assert_clean();
+    assert_eq!(
+        world.dropped_dirs.len(),
+        CHURN_TABLES - 1,
+        "every churn table but the last was dropped"
+    );
     // Retention ran: every table's history was cut back while it committed, and the
     // checkers above held over the expired history.
     for &id in tables {
@@ -1967,6 +2142,7 @@ async fn simulate_fleet(fleet: Fleet) -> FleetFigures {
         tables: fleet.tables.max(1),
     };
     let (world, inboxes) = new_world(shape, Bugs::default(), Script::Random);
+    world.borrow_mut().probe_garbage = false;
     {
         let mut w = world.borrow_mut();
         w.tuning = Tuning {
@@ -2293,6 +2469,17 @@ fn an_acknowledged_write_the_store_lost_is_caught_by_the_commits_checker() {
         ..Bugs::default()
     };
     caught_by(CLUSTER, bugs, "commits");
+}
+
+/// A collection of dropped tables' files that ignores the registry's next id takes a
+/// table a lagging replica has not heard of for a dropped one: the garbage checker says so.
+#[test]
+fn collecting_a_table_a_lagging_replica_has_not_seen_is_caught_by_the_garbage_checker() {
+    let bugs = Bugs {
+        gc_ignores_next_id: true,
+        ..Bugs::default()
+    };
+    caught_by(CLUSTER, bugs, "garbage");
 }
 
 /// Checks one fleet run's figures: warm reads never call Metasrv, most reads are warm,

@@ -10,10 +10,13 @@
 //!   exclusive node never stepping down unasked;
 //! * [`fencing`]: every applied store write carried the fence of the lease holder;
 //! * [`replicas`]: a replica never serves below a client's token, never moves backwards,
-//!   serves at a token exactly the commit acknowledged for it, and converges after heal.
+//!   serves at a token exactly the commit acknowledged for it, and converges after heal;
+//! * [`garbage`]: a replica's collection of dropped tables' files never takes a live
+//!   table's directory for a dropped one, and once caught up finds every dropped one.
 
 pub mod commits;
 pub mod fencing;
+pub mod garbage;
 pub mod leadership;
 pub mod replicas;
 
@@ -38,7 +41,7 @@ pub fn committed_as(
 /// A broken invariant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
-    /// The checker's family: `commits`, `leadership`, `fencing` or `replicas`.
+    /// The checker's family: `commits`, `leadership`, `fencing`, `replicas` or `garbage`.
     pub family: &'static str,
     /// What happened.
     pub message: String,
@@ -50,13 +53,14 @@ impl std::fmt::Display for Violation {
     }
 }
 
-/// All four checkers of one run.
+/// All five checkers of one run.
 #[derive(Debug, Default)]
 pub struct Checkers {
     pub commits: commits::Commits,
     pub leadership: leadership::Leadership,
     pub fencing: fencing::Fencing,
     pub replicas: replicas::Replicas,
+    pub garbage: garbage::Garbage,
 }
 
 impl Checkers {
@@ -67,6 +71,7 @@ impl Checkers {
             self.leadership.violations(),
             self.fencing.violations(),
             self.replicas.violations(),
+            self.garbage.violations(),
         ]
         .concat()
     }
