@@ -34,6 +34,6 @@ CARGO_TARGET_DIR="$target" python3 -m pytest -q shells/cli/tests/python; step py
 # mean nothing; `cargo run --release --bin lake-bench` is the benchmark.
 CARGO_TARGET_DIR="$target" cargo build --workspace --locked; step "cargo build"
 "$target/debug/lake-bench" --no-install --scale 0.01 --runs 1 --commit-seconds 1 --file-mib 64 \
-  --startup-tables 50 --startup-versions 20 \
+  --startup-tables 50 --startup-versions 20 --stream-appends 200 \
   --out "$target/bench-smoke" >/dev/null
 step bench-smoke

@@ -15,6 +15,8 @@
 //! - `memory`: peak RSS of the `lake serve` child during the TPC-H run (and during load).
 //! - `files`: upload and download of a `--file-mib` FILE through the SDK against a raw
 //!   object_store put and get of the same bytes, with each side's peak RSS.
+//! - `streaming`: `--stream-appends` one-row appends to one table with table maintenance
+//!   (compaction, cleanup) on and off: append rate, manifest bytes and files per window.
 //!
 //! Writes `results.json`, `results.md` and `chart.png` to `--out`. The peers (DuckDB, ADBC,
 //! pylance, matplotlib) are installed from PyPI by `bench/requirements.txt` first, and driven
@@ -23,6 +25,7 @@
 mod child;
 mod files;
 mod report;
+mod streaming;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -105,6 +108,9 @@ struct Args {
     /// earlier run's (default: a temporary one, removed after).
     #[arg(long)]
     work_dir: Option<PathBuf>,
+    /// One-row appends per run of the `streaming` section.
+    #[arg(long, default_value_t = 3_000)]
+    stream_appends: usize,
     /// Size of the file the `files` section uploads and downloads, in MiB (1..=65536).
     #[arg(long, default_value_t = 2048)]
     file_mib: u64,
@@ -139,6 +145,7 @@ enum Section {
     Files,
     Iceberg,
     Startup,
+    Streaming,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -182,6 +189,11 @@ impl Args {
             self.scale
         );
         anyhow::ensure!(self.runs >= 1, "--runs must be at least 1");
+        anyhow::ensure!(
+            (1..=1_000_000).contains(&self.stream_appends),
+            "--stream-appends must be 1..=1000000, got {}",
+            self.stream_appends
+        );
         anyhow::ensure!(
             (1..=300).contains(&self.commit_seconds),
             "--commit-seconds must be 1..=300"
@@ -255,6 +267,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
     }
     if args.wants(Section::Startup) {
         results.startup = Some(startup(&work.join("startup"), &args).await?);
+    }
+    if args.wants(Section::Streaming) {
+        results.streaming = Some(streaming::streaming(&work, args.stream_appends).await?);
     }
     let markdown = results.markdown();
     std::fs::write(args.out.join("results.md"), &markdown)?;
@@ -717,6 +732,7 @@ impl Results {
             files: None,
             iceberg: None,
             startup: None,
+            streaming: None,
         }
     }
 }

@@ -34,6 +34,46 @@ pub struct Results {
     /// Metasrv loading a large registry with and without a checkpoint
     /// (`--sections startup`).
     pub startup: Option<Startup>,
+    /// One-row appends with table maintenance on and off (`--sections streaming`).
+    pub streaming: Option<Streaming>,
+}
+
+/// A streaming producer's one-row appends to one table (`streaming.rs`).
+#[derive(Serialize, Debug)]
+pub struct Streaming {
+    /// One-row appends per run.
+    pub appends: usize,
+    /// Appends per reported window.
+    pub window: usize,
+    /// Maintenance on: compaction at 16 small fragments, cleanup of expired versions'
+    /// files (history window 1,000 versions, no grace).
+    pub with: StreamingRun,
+    /// Maintenance off: what Lake did before it had any.
+    pub without: StreamingRun,
+    /// Append rate in the last window, on ÷ off (above 1: maintenance keeps appends faster).
+    pub ratio_last_window_rate_on_vs_off: f64,
+    /// Manifest bytes on disk at the end, on ÷ off.
+    pub ratio_manifest_bytes_on_vs_off: f64,
+}
+
+/// One run of [`Streaming`].
+#[derive(Serialize, Debug)]
+pub struct StreamingRun {
+    /// Figures after each window of appends.
+    pub windows: Vec<StreamingWindow>,
+}
+
+/// The state after one window of appends.
+#[derive(Serialize, Debug)]
+pub struct StreamingWindow {
+    /// Appends done so far.
+    pub appends_done: usize,
+    /// Appends per second in this window.
+    pub appends_per_s: f64,
+    /// Bytes of the table's Lance manifests on disk.
+    pub manifest_bytes: u64,
+    /// Files under the table's dataset directory.
+    pub files: u64,
 }
 
 /// Metasrv's start on a RocksDB store of `tables` × `versions_per_table`
@@ -382,6 +422,31 @@ impl Results {
                 u.load_ms,
                 u.ratio_load_vs_replay,
                 u.node_start_ms
+            );
+        }
+        if let Some(t) = &self.streaming {
+            let _ = writeln!(
+                s,
+                "## Streaming appends ({} one-row appends through the SDK; maintenance on vs off)\n\n| appends | on: appends/s | on: manifest MB | on: files | off: appends/s | off: manifest MB | off: files |\n|---|---|---|---|---|---|---|",
+                t.appends
+            );
+            for (on, off) in t.with.windows.iter().zip(&t.without.windows) {
+                let _ = writeln!(
+                    s,
+                    "| {} | {:.1} | {:.2} | {} | {:.1} | {:.2} | {} |",
+                    on.appends_done,
+                    on.appends_per_s,
+                    on.manifest_bytes as f64 / 1e6,
+                    on.files,
+                    off.appends_per_s,
+                    off.manifest_bytes as f64 / 1e6,
+                    off.files
+                );
+            }
+            let _ = writeln!(
+                s,
+                "\nLast window's rate on ÷ off: **{:.2}**; manifest bytes on ÷ off: **{:.3}**.\n",
+                t.ratio_last_window_rate_on_vs_off, t.ratio_manifest_bytes_on_vs_off
             );
         }
         if let Some(p) = &self.point_reads {
