@@ -305,6 +305,13 @@ pub fn table_location(id: TableId, created_ms: i64) -> String {
     format!("{TABLES_DIR}/{id}-{}.lance", created_ms.max(0))
 }
 
+/// The dataset directory's name under [`TABLES_DIR`] of a table `location` (as
+/// [`table_location`] makes: `tables/<id>-<ms>.lance` → `<id>-<ms>.lance`); `None` for a
+/// location elsewhere.
+pub fn location_dir(location: &str) -> Option<&str> {
+    location.strip_prefix(TABLES_DIR)?.strip_prefix('/')
+}
+
 /// The table id a dataset directory's name under [`TABLES_DIR`] carries: `<id>-<created
 /// ms>.lance`, or `<id>.lance` (tables created before the creation time was in it);
 /// `None` for any other name.
@@ -692,13 +699,9 @@ impl Registry {
             return false;
         };
         id < self.next_table_id
-            && self.table_by_id(id).is_none_or(|t| {
-                t.meta
-                    .location
-                    .strip_prefix(TABLES_DIR)
-                    .and_then(|l| l.strip_prefix('/'))
-                    != Some(dir_name)
-            })
+            && self
+                .table_by_id(id)
+                .is_none_or(|t| location_dir(&t.meta.location) != Some(dir_name))
     }
 
     /// `principal`'s own grant on exactly `scope` (not counting a catalog-wide one).

@@ -5,7 +5,7 @@ mod common;
 
 use common::Harness;
 use lake_core::commit::{Applied, Mutation};
-use lake_core::registry::{TABLES_DIR, location_table_id};
+use lake_core::registry::{location_dir, location_table_id, table_location};
 use lake_core::{Registry, TableMeta};
 
 fn create(h: &mut Harness, name: &str) -> TableMeta {
@@ -23,9 +23,7 @@ fn create(h: &mut Harness, name: &str) -> TableMeta {
 }
 
 fn dir(meta: &TableMeta) -> &str {
-    meta.location
-        .strip_prefix(&format!("{TABLES_DIR}/"))
-        .expect("under tables/")
+    location_dir(&meta.location).expect("under tables/")
 }
 
 #[test]
@@ -66,4 +64,6 @@ fn a_dropped_tables_directory_is_dropped_and_no_live_or_newer_tables_is() {
     }
     assert_eq!(location_table_id("7.lance"), Some(7));
     assert_eq!(location_table_id("7-1700000000000.lance"), Some(7));
+    assert_eq!(location_dir(&table_location(7, 5)), Some("7-5.lance"));
+    assert_eq!(location_dir("elsewhere/7-5.lance"), None);
 }

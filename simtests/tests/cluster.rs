@@ -50,7 +50,7 @@ use lake_core::election::{Election, ElectionConfig};
 use lake_core::node::{
     CallId, Node, NodeConfig, NodeEvent, NodeInput, NodeOutput, NodeRequest, StoreAnswer, StoreCall,
 };
-use lake_core::registry::{TABLES_DIR, location_table_id};
+use lake_core::registry::{location_dir, location_table_id};
 use lake_core::tail::{Tail, TailConfig, TailInput, TailOutput};
 use lake_core::watch::{Watch, WatchConfig, WatchInput, WatchOutput};
 use lake_core::{
@@ -1622,11 +1622,7 @@ async fn create_tables(world: &Shared) -> Vec<u64> {
 
 /// A table's dataset directory: its location less `tables/`.
 fn dir_name(location: &str) -> String {
-    location
-        .strip_prefix(TABLES_DIR)
-        .and_then(|l| l.strip_prefix('/'))
-        .unwrap_or(location)
-        .to_string()
+    location_dir(location).unwrap_or(location).to_string()
 }
 
 /// Tables the churn task creates (and drops all but the last of) while the writers run.

@@ -310,16 +310,20 @@ impl Datasets {
             table.bytes = files.iter().map(|f| f.size).sum();
             if !dry_run {
                 // The marker last: a collection cut short is found again, still due.
-                for file in files.iter().filter(|f| f.location != marker) {
-                    match store.delete(&file.location).await {
-                        Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-                        Err(e) => return Err(collecting("deleting a dropped table's file", &e)),
+                // Another replica may have deleted a file first: gone is gone.
+                let delete = |path: object_store::path::Path, what: &'static str| {
+                    let store = store.clone();
+                    async move {
+                        match store.delete(&path).await {
+                            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                            Err(e) => Err(collecting(what, &e)),
+                        }
                     }
+                };
+                for file in files.iter().filter(|f| f.location != marker) {
+                    delete(file.location.clone(), "deleting a dropped table's file").await?;
                 }
-                match store.delete(&marker).await {
-                    Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-                    Err(e) => return Err(collecting("deleting a marker", &e)),
-                }
+                delete(marker.clone(), "deleting a marker").await?;
                 // A local filesystem keeps the emptied directories.
                 if let Some(root) = self.local_root() {
                     let _ = tokio::fs::remove_dir_all(root.join(&table.location)).await;
@@ -408,20 +412,9 @@ impl Datasets {
             table: table.clone(),
             metasrv: self.metasrv.clone(),
         };
-        let dataset = DatasetBuilder::from_uri(self.uri(&table.meta))
-            .with_version(version)
-            .with_commit_handler(Arc::new(ExternalManifestCommitHandler {
-                external_manifest_store: Arc::new(store),
-            }))
-            .with_session(self.session.clone())
-            .load()
-            .await
-            .map_err(|e| {
-                QueryError::Lance(format!(
-                    "cannot open {}.{} version {version}: {e}",
-                    table.meta.namespace, table.meta.name
-                ))
-            })?;
+        let dataset = self
+            .open_version(&table.meta, version, Arc::new(store))
+            .await?;
         let dataset = Arc::new(dataset);
         let mut opened = self.lock_opened();
         if opened.len() >= OPEN_DATASETS_MAX {
@@ -784,23 +777,37 @@ impl Datasets {
             return Ok(None);
         };
         let store = Arc::new(self.writer(meta, None, false));
-        let dataset = DatasetBuilder::from_uri(self.uri(meta))
-            .with_version(latest)
+        let dataset = self.open_version(meta, latest, store.clone()).await?;
+        Ok(Some((dataset, store)))
+    }
+
+    /// `meta`'s dataset at `version`, its manifests resolved (and any commit made)
+    /// through `store` (Lance's `DatasetBuilder` with an external manifest store).
+    ///
+    /// # Errors
+    /// [`QueryError::Lance`] when the version's manifest or files cannot be read.
+    async fn open_version(
+        &self,
+        meta: &TableMeta,
+        version: u64,
+        store: Arc<dyn ExternalManifestStore>,
+    ) -> Result<Dataset, QueryError> {
+        DatasetBuilder::from_uri(self.uri(meta))
+            .with_version(version)
             .with_commit_handler(Arc::new(ExternalManifestCommitHandler {
-                external_manifest_store: store.clone(),
+                external_manifest_store: store,
             }))
             .with_session(self.session.clone())
             .load()
             .await
             .map_err(|e| {
                 QueryError::Lance(format!(
-                    "cannot open {}.{} version {latest}: {}",
+                    "cannot open {}.{} version {version}: {}",
                     meta.namespace,
                     meta.name,
                     first_line(&e.to_string())
                 ))
-            })?;
-        Ok(Some((dataset, store)))
+            })
     }
 
     /// The manifest store a write to `meta` commits through, under `operation` (an

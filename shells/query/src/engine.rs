@@ -1468,9 +1468,7 @@ impl Engine {
                         continue;
                     }
                 };
-                let now_ms = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+                let now_ms = i64::try_from(crate::ticket::now_ms()).unwrap_or(i64::MAX);
                 match engine
                     .datasets
                     .collect_dropped(&dropped, maintenance.dropped_grace_ms, now_ms, false)
