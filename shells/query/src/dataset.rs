@@ -522,7 +522,7 @@ impl Datasets {
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .take()
-                    .unwrap_or_else(|| classify(meta, e))
+                    .unwrap_or_else(|| classify(meta, "append", e))
             })?;
         let (digest, count) = Arc::try_unwrap(digest)
             .map_err(|_| QueryError::Execution("payload digest still shared".into()))?
@@ -582,52 +582,10 @@ impl Datasets {
                 .with_max_retries(1)
                 .execute(transaction)
                 .await
-                .map(|dataset| {
-                    let fragments = dataset.manifest.fragments.iter();
-                    if self
-                        .maintenance
-                        .due(dataset.manifest.version, fragments.map(|f| f.physical_rows))
-                    {
-                        self.due
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .found
-                            .insert(meta.id);
-                    }
-                });
-            let committed = *store.committed.lock().unwrap_or_else(|p| p.into_inner());
-            let unknown = store
-                .unknown
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take();
-            match (result, committed) {
-                (Ok(_), Some(c)) => return Ok((c, count)),
-                (Ok(_), None) => {
-                    return Err(QueryError::OutcomeUnknown(format!(
-                        "the commit to {table} may or may not have happened ({}); sending the same request again is safe: {}",
-                        unknown.unwrap_or_else(|| "metasrv never acknowledged it".into()),
-                        operation.as_ref().map_or_else(
-                            || "this append carries no operation id, so check the table first"
-                                .to_string(),
-                            |(id, _)| format!("under operation id {id:?} it never appends twice")
-                        )
-                    )));
-                }
-                // The CAS said another writer with our operation id got there first.
-                (Err(_), Some(c)) if c.replayed => return Ok((c, count)),
-                (Err(e), _) if is_commit_conflict(&e) => {
-                    tracing::debug!(error = %e, "append lost the compare-and-swap; re-reading the table");
-                    last_error = Some(e);
-                }
-                // The version read was cleaned up (its history expired while this append
-                // lost races): read the latest again. The table itself is checked by the
-                // next describe.
-                (Err(e @ lance::Error::NotFound { .. }), _) => {
-                    tracing::debug!(error = %e, "the version an append read was cleaned up; re-reading the table");
-                    last_error = Some(e);
-                }
-                (Err(e), _) => return Err(classify(meta, e)),
+                .map(|dataset| self.note_due(meta.id, &dataset));
+            match settle(meta, "append", result, &store, operation.as_ref())? {
+                Settled::Committed(c) => return Ok((c, count)),
+                Settled::Lost(e) => last_error = Some(e),
             }
         }
         if let Some(e) = last_error {
@@ -641,6 +599,213 @@ impl Datasets {
                     " (under operation id {id:?} a retry never appends twice)"
                 ))
         )))
+    }
+
+    /// Records that table `table_id` is due for maintenance when `dataset`, a version a
+    /// write here just committed, says so ([`Maintenance::due`]).
+    fn note_due(&self, table_id: u64, dataset: &Dataset) {
+        let fragments = dataset.manifest.fragments.iter();
+        if self
+            .maintenance
+            .due(dataset.manifest.version, fragments.map(|f| f.physical_rows))
+        {
+            self.due
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .found
+                .insert(table_id);
+        }
+    }
+
+    /// Commits a DELETE or UPDATE on `meta`'s table as one new version, under `operation`
+    /// (its id and [`crate::dml::statement_digest`]). `matched` finds the rows at a
+    /// version ([`crate::dml::Matched`]); it runs on the latest version Metasrv
+    /// describes, and again on the new latest whenever the commit loses to a write it
+    /// conflicts with (Lance's conflict resolution: a DELETE or UPDATE rebases onto an
+    /// append, and conflicts with another change or a compaction of the same rows), so the
+    /// committed change is always computed from the version it replaces. Returns the
+    /// commit and the rows changed: `None` for a replay (the statement committed before
+    /// under the same id and digest; nothing is done again). No row matched: no new
+    /// version, and the latest is returned.
+    ///
+    /// # Errors
+    /// [`QueryError::Conflict`] when the id was used with another statement;
+    /// [`QueryError::NotFound`] when the table was dropped; `matched`'s errors;
+    /// [`QueryError::Aborted`] past the retry budget; [`QueryError::OutcomeUnknown`] when
+    /// Metasrv never gave a definite answer; [`QueryError::Lance`] otherwise.
+    pub async fn change<'a, F>(
+        &self,
+        meta: &TableMeta,
+        change: crate::dml::Change,
+        operation: (String, Digest),
+        matched: F,
+    ) -> Result<(Committed, Option<u64>), QueryError>
+    where
+        F: Fn(
+            Arc<Dataset>,
+        ) -> futures::future::BoxFuture<'a, Result<crate::dml::Matched, QueryError>>,
+    {
+        use crate::dml::Change;
+        let table = format!("{}.{}", meta.namespace, meta.name);
+        let what = change.keyword();
+        lake_core::registry::validate_operation_id(&operation.0)
+            .map_err(|e| QueryError::InvalidArgument(e.to_string()))?;
+        let mut last_error = None;
+        for attempt in 0..APPEND_ATTEMPTS_MAX {
+            if attempt > 0 {
+                let pause = rand::random::<u64>() % APPEND_PAUSE_MAX_MS.min(20 * attempt as u64);
+                tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+            }
+            let description = self.describe(meta, Some(&operation.0)).await?;
+            if let Some(committed) = description.operation {
+                return replay(
+                    &table,
+                    &operation.0,
+                    committed,
+                    operation.1,
+                    description.revision,
+                )
+                .map(|c| (c, None));
+            }
+            let unchanged = |version| Committed {
+                version,
+                replayed: false,
+                revision: description.revision,
+            };
+            let Some(latest) = description.versions.last().map(|v| v.version) else {
+                return Ok((unchanged(0), Some(0)));
+            };
+            let store = Arc::new(self.writer(meta, Some(operation.clone()), false));
+            let dataset = match self.load_version(meta, latest, store.clone()).await {
+                Ok(dataset) => Arc::new(dataset),
+                // The manifest Metasrv named moved from its staging path to its final one
+                // (or the version expired) since: describe the table again.
+                Err(e @ lance::Error::NotFound { .. }) => {
+                    tracing::debug!(error = %e, "the version a {what} read moved; re-reading the table");
+                    last_error = Some(e);
+                    continue;
+                }
+                Err(e) => return Err(cannot_open(meta, latest, &e)),
+            };
+            if dataset.manifest.uses_stable_row_ids() {
+                return Err(QueryError::Unsupported(format!(
+                    "{what} on {table}, a dataset with stable row ids (Lake writes none)"
+                )));
+            }
+            let crate::dml::Matched { rows, addresses } = matched(dataset.clone()).await?;
+            let new_fragments = match change {
+                Change::Delete => {
+                    rows.try_for_each(|_| futures::future::ready(Ok(())))
+                        .await?;
+                    Vec::new()
+                }
+                Change::Update => self.write_fragments(meta, &dataset, rows).await?,
+            };
+            let addresses =
+                std::mem::take(&mut *addresses.lock().unwrap_or_else(|p| p.into_inner()));
+            let count = addresses.len();
+            if count == 0 {
+                return Ok((unchanged(latest), Some(0)));
+            }
+            let (updated_fragments, removed_fragment_ids) =
+                mark_deleted(&dataset, &addresses).await.map_err(|e| {
+                    QueryError::Lance(format!(
+                        "{what} on {table}: marking rows deleted: {}",
+                        first_line(&e.to_string())
+                    ))
+                })?;
+            let operation_done = match change {
+                Change::Delete => Operation::Delete {
+                    updated_fragments,
+                    deleted_fragment_ids: removed_fragment_ids,
+                    predicate: String::new(),
+                },
+                Change::Update => Operation::Update {
+                    removed_fragment_ids,
+                    updated_fragments,
+                    new_fragments,
+                    // Rewrite-rows mode: the changed rows move to new fragments, no
+                    // column of an existing fragment is modified.
+                    fields_modified: Vec::new(),
+                    compacted_sstables: Vec::new(),
+                    fields_for_preserving_frag_bitmap: dataset
+                        .schema()
+                        .fields_pre_order()
+                        .filter_map(|f| u32::try_from(f.id).ok())
+                        .collect(),
+                    update_mode: Some(lance::dataset::transaction::UpdateMode::RewriteRows),
+                    inserted_rows_filter: None,
+                    updated_fragment_offsets: None,
+                },
+            };
+            let result = CommitBuilder::new(dataset.clone())
+                .with_affected_rows(lance_select::RowAddrTreeMap::from(addresses))
+                .execute(Transaction::new(latest, operation_done, None))
+                .await
+                .map(|dataset| self.note_due(meta.id, &dataset));
+            match settle(meta, what, result, &store, Some(&operation))? {
+                Settled::Committed(c) if c.replayed => return Ok((c, None)),
+                Settled::Committed(c) => return Ok((c, Some(count))),
+                Settled::Lost(e) => last_error = Some(e),
+            }
+        }
+        if let Some(e) = last_error {
+            tracing::warn!(error = %e, table = %table, "{what} gave up after losing the commit race {APPEND_ATTEMPTS_MAX} times");
+        }
+        Err(QueryError::Aborted(format!(
+            "the {what} on {table} lost the commit race to other writers {APPEND_ATTEMPTS_MAX} times and committed nothing; retrying it is safe (under operation id {:?} it never commits twice)",
+            operation.0
+        )))
+    }
+
+    /// Writes `rows` (batches of `dataset`'s schema) as new fragments of `dataset`, not
+    /// committed; a row stream's own error is what this fails with.
+    async fn write_fragments(
+        &self,
+        meta: &TableMeta,
+        dataset: &Arc<Dataset>,
+        rows: RowStream,
+    ) -> Result<Vec<lance_table::format::Fragment>, QueryError> {
+        let schema = Arc::new(arrow::datatypes::Schema::from(dataset.schema()));
+        let failure: Arc<Mutex<Option<QueryError>>> = Arc::default();
+        let failed = failure.clone();
+        let stream = rows
+            .try_filter(|batch| futures::future::ready(batch.num_rows() > 0))
+            .map_err(move |e| {
+                let message = e.to_string();
+                failed
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get_or_insert(e);
+                datafusion::error::DataFusionError::Execution(message)
+            });
+        let source: datafusion::execution::SendableRecordBatchStream = Box::pin(
+            datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(schema, stream),
+        );
+        let params = WriteParams {
+            mode: WriteMode::Append,
+            session: Some(self.session.clone()),
+            ..WriteParams::default()
+        };
+        let written = InsertBuilder::new(dataset.clone())
+            .with_params(&params)
+            .execute_uncommitted_stream(source)
+            .await
+            .map_err(|e| {
+                failure
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take()
+                    .unwrap_or_else(|| classify(meta, "UPDATE", e))
+            })?;
+        match written.operation {
+            Operation::Append { fragments } | Operation::Overwrite { fragments, .. } => {
+                Ok(fragments)
+            }
+            other => Err(QueryError::Execution(format!(
+                "writing an UPDATE's rows gave Lance operation {other}, not an append"
+            ))),
+        }
     }
 
     /// This replica's maintenance lock on table `table_id`: one run per table at a time
@@ -792,6 +957,18 @@ impl Datasets {
         version: u64,
         store: Arc<dyn ExternalManifestStore>,
     ) -> Result<Dataset, QueryError> {
+        self.load_version(meta, version, store)
+            .await
+            .map_err(|e| cannot_open(meta, version, &e))
+    }
+
+    /// [`Self::open_version`] with Lance's error.
+    async fn load_version(
+        &self,
+        meta: &TableMeta,
+        version: u64,
+        store: Arc<dyn ExternalManifestStore>,
+    ) -> lance::Result<Dataset> {
         DatasetBuilder::from_uri(self.uri(meta))
             .with_version(version)
             .with_commit_handler(Arc::new(ExternalManifestCommitHandler {
@@ -800,14 +977,6 @@ impl Datasets {
             .with_session(self.session.clone())
             .load()
             .await
-            .map_err(|e| {
-                QueryError::Lance(format!(
-                    "cannot open {}.{} version {version}: {}",
-                    meta.namespace,
-                    meta.name,
-                    first_line(&e.to_string())
-                ))
-            })
     }
 
     /// The manifest store a write to `meta` commits through, under `operation` (an
@@ -969,6 +1138,103 @@ fn as_append(transaction: Transaction, read_version: u64) -> Transaction {
     }
 }
 
+/// Extends the deletion vectors of `dataset`'s fragments with `addresses` (Lance row
+/// addresses: fragment id in the upper 32 bits, offset in the lower 32), writing one new
+/// deletion file per fragment touched. Returns the fragments with their new deletion
+/// files, and the ids of fragments none of whose rows are left (Lance's `Delete`
+/// operation drops them).
+///
+/// # Errors
+/// Lance's, when a deletion file cannot be read or written, or an address names no
+/// fragment of `dataset`.
+async fn mark_deleted(
+    dataset: &Dataset,
+    addresses: &roaring::RoaringTreemap,
+) -> lance::Result<(Vec<lance_table::format::Fragment>, Vec<u64>)> {
+    let mut updated = Vec::new();
+    let mut removed = Vec::new();
+    for (fragment_id, offsets) in addresses.bitmaps() {
+        let fragment = dataset.get_fragment(fragment_id as usize).ok_or_else(|| {
+            lance::Error::invalid_input(format!(
+                "row address names fragment {fragment_id}, which version {} does not have",
+                dataset.manifest.version
+            ))
+        })?;
+        match fragment.extend_deletions(offsets.iter()).await? {
+            Some(fragment) => updated.push(fragment.metadata().clone()),
+            None => removed.push(u64::from(fragment_id)),
+        }
+    }
+    Ok((updated, removed))
+}
+
+/// The error of a Lance dataset version that cannot be opened.
+fn cannot_open(meta: &TableMeta, version: u64, e: &lance::Error) -> QueryError {
+    QueryError::Lance(format!(
+        "cannot open {}.{} version {version}: {}",
+        meta.namespace,
+        meta.name,
+        first_line(&e.to_string())
+    ))
+}
+
+/// What one commit attempt of a write came to ([`settle`]).
+enum Settled {
+    /// Committed (or an earlier attempt under the same operation id did: a replay).
+    Committed(Committed),
+    /// Lost the race to another writer, or read a version since cleaned up: describe the
+    /// table again and try again.
+    Lost(lance::Error),
+}
+
+/// The outcome of one commit attempt of a write (`what`: "append", "DELETE", "UPDATE")
+/// to `meta` through `store` under `operation`, from Lance's `result` and what Metasrv
+/// answered the store.
+///
+/// # Errors
+/// [`QueryError::OutcomeUnknown`] when Metasrv never acknowledged the commit (sending the
+/// same request again is safe under the operation id); Lance's other errors
+/// ([`classify`]).
+fn settle(
+    meta: &TableMeta,
+    what: &str,
+    result: lance::Result<()>,
+    store: &MetasrvManifests,
+    operation: Option<&(String, Digest)>,
+) -> Result<Settled, QueryError> {
+    let table = format!("{}.{}", meta.namespace, meta.name);
+    let committed = *store.committed.lock().unwrap_or_else(|p| p.into_inner());
+    let unknown = store
+        .unknown
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    match (result, committed) {
+        (Ok(()), Some(c)) => Ok(Settled::Committed(c)),
+        (Ok(()), None) => Err(QueryError::OutcomeUnknown(format!(
+            "the commit of the {what} to {table} may or may not have happened ({}); sending the same request again is safe: {}",
+            unknown.unwrap_or_else(|| "metasrv never acknowledged it".into()),
+            operation.map_or_else(
+                || "this write carries no operation id, so check the table first".to_string(),
+                |(id, _)| format!("under operation id {id:?} it never commits twice")
+            )
+        ))),
+        // The CAS said another writer with our operation id got there first.
+        (Err(_), Some(c)) if c.replayed => Ok(Settled::Committed(c)),
+        (Err(e), _) if is_commit_conflict(&e) => {
+            tracing::debug!(error = %e, "{what} lost the compare-and-swap; re-reading the table");
+            Ok(Settled::Lost(e))
+        }
+        // The version read was cleaned up (its history expired while this write lost
+        // races): read the latest again. The table itself is checked by the next describe.
+        (Err(e @ lance::Error::NotFound { .. }), _) => {
+            tracing::debug!(error = %e, "the version a {what} read was cleaned up; re-reading the table");
+            Ok(Settled::Lost(e))
+        }
+        (Err(e), _) => Err(classify(meta, what, e)),
+    }
+}
+
 fn is_commit_conflict(e: &lance::Error) -> bool {
     if let lance::Error::Shared { source } = e {
         return is_commit_conflict(source);
@@ -984,7 +1250,7 @@ fn is_commit_conflict(e: &lance::Error) -> bool {
 }
 
 /// Lance's refusal of the data itself (schema, input) is the caller's to fix.
-fn classify(meta: &TableMeta, e: lance::Error) -> QueryError {
+fn classify(meta: &TableMeta, what: &str, e: lance::Error) -> QueryError {
     let table = format!("{}.{}", meta.namespace, meta.name);
     match e {
         lance::Error::Schema { .. }
@@ -996,7 +1262,7 @@ fn classify(meta: &TableMeta, e: lance::Error) -> QueryError {
             first_line(&e.to_string())
         )),
         other => QueryError::Lance(format!(
-            "append to {table}: {}",
+            "{what} on {table}: {}",
             first_line(&other.to_string())
         )),
     }

@@ -24,7 +24,7 @@ use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{DdlStatement, DmlStatement, LogicalPlan, WriteOp};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use futures::{StreamExt, TryStreamExt};
+use futures::{FutureExt, StreamExt, TryStreamExt};
 use lake_core::{
     GrantScope, Privilege, Registry, TableMeta, TableState, TimeTravel, VersionSpec,
     resolve_version,
@@ -36,6 +36,7 @@ use crate::QueryError;
 use crate::access::{self, Access, AccessChange};
 use crate::catalog::Catalog;
 use crate::dataset::{Datasets, RowStream};
+use crate::dml::{self, Change};
 use crate::iceberg::{IcebergCatalog, IcebergConfig, IcebergPin};
 use crate::scan::LanceTable;
 use crate::sql::{
@@ -1242,7 +1243,10 @@ impl Engine {
                 // A table the statement writes is refused for that (the privilege it needs
                 // is above read), so the message says what was asked.
                 let (need, verb) = match target {
-                    Some((_, WriteKind::Insert)) => (Privilege::Write, WriteKind::Insert.verb()),
+                    Some((
+                        _,
+                        kind @ (WriteKind::Insert | WriteKind::Delete | WriteKind::Update),
+                    )) => (Privilege::Write, kind.verb()),
                     Some((_, kind)) => (Privilege::Admin, kind.verb()),
                     None => (Privilege::Read, "read"),
                 };
@@ -1512,6 +1516,8 @@ impl Engine {
                 Command::Optimize(target) => self.optimize(access, &target).await,
             };
         }
+        // What a DELETE or UPDATE's operation id digests besides its text.
+        let params = format!("{rows:?}");
         let binds: Vec<Bind> = if rows.is_empty() {
             vec![Bind::Nothing]
         } else {
@@ -1519,6 +1525,7 @@ impl Engine {
         };
         let mut count = 0i64;
         let mut insert: Option<(TableMeta, Vec<RowStream>)> = None;
+        let bound = binds.len();
         for bind in binds {
             let (ctx, plan, _, _) = self.plan(parsed.clone(), None, bind, access).await?;
             match plan {
@@ -1538,9 +1545,31 @@ impl Engine {
                     let rows = self.execute_ddl(&ctx, ddl).await?;
                     count += i64::try_from(rows).unwrap_or(i64::MAX);
                 }
+                LogicalPlan::Dml(DmlStatement {
+                    table_name,
+                    op: op @ (WriteOp::Delete | WriteOp::Update),
+                    input,
+                    ..
+                }) => {
+                    let change = if op == WriteOp::Delete {
+                        Change::Delete
+                    } else {
+                        Change::Update
+                    };
+                    if bound > 1 {
+                        return Err(QueryError::InvalidArgument(format!(
+                            "{} takes one row of parameter values; {bound} were bound (run the statement once per row)",
+                            change.keyword()
+                        )));
+                    }
+                    let digest = dml::statement_digest(change, sql_text, &params);
+                    return self
+                        .change(&ctx, &table_name, change, &input, (operation_id, digest))
+                        .await;
+                }
                 LogicalPlan::Dml(DmlStatement { op, .. }) => {
                     return Err(QueryError::Unsupported(format!(
-                        "{op} on Lake tables; Lake tables take INSERT INTO … VALUES / SELECT and appends"
+                        "{op} on Lake tables; Lake tables take INSERT INTO, DELETE and UPDATE"
                     )));
                 }
                 other if !is_write(&other) => {
@@ -1562,6 +1591,70 @@ impl Engine {
             count += i64::try_from(rows).unwrap_or(i64::MAX);
         }
         Ok(count)
+    }
+
+    /// Runs a DELETE or UPDATE on `table_name` (its DataFusion source plan `input`) as one
+    /// new version ([`Datasets::change`], [`crate::dml`]) and waits until this replica
+    /// reads it. Returns the rows deleted or updated; -1 for a replay of a statement that
+    /// committed before under the same operation id (Flight SQL's "unknown" record count).
+    ///
+    /// # Errors
+    /// [`QueryError::InvalidArgument`] for a past version of a table; the change's errors.
+    async fn change(
+        &self,
+        ctx: &SessionContext,
+        table_name: &datafusion::sql::TableReference,
+        change: Change,
+        input: &Arc<LogicalPlan>,
+        operation: (String, lake_core::Digest),
+    ) -> Result<i64, QueryError> {
+        let (namespace, key) = sql::lake_table(table_name).ok_or_else(|| {
+            QueryError::Unsupported(format!("{} on {table_name}", change.keyword()))
+        })?;
+        let (name, spec) = sql::split_table_key(&key);
+        if spec != TimeTravel::Latest {
+            return Err(QueryError::InvalidArgument(format!(
+                "{} cannot change a past version of a table",
+                change.keyword()
+            )));
+        }
+        let meta = self.table_meta(&namespace, &name)?;
+        let schema = Arc::new(schema_from_ipc(&meta.schema_ipc)?);
+        let timeout = self.limits.statement_timeout;
+        let matched = |dataset: Arc<lance::Dataset>| {
+            let (meta, schema) = (&meta, schema.clone());
+            async move {
+                let plan = dml::at_version(input, table_name, &dataset, change)?;
+                let found = ctx
+                    .execute_logical_plan(plan)
+                    .await?
+                    .execute_stream()
+                    .await?;
+                let addresses = Arc::default();
+                let rows = dml::split_addresses(
+                    with_deadline(found, timeout),
+                    Arc::clone(&addresses),
+                    change,
+                );
+                let rows = match change {
+                    Change::Delete => rows,
+                    Change::Update => {
+                        let cast = schema.clone();
+                        let rows = rows.map(move |batch| cast_batch(&batch?, &cast)).boxed();
+                        self.table_rows(meta, &schema, rows)?
+                    }
+                };
+                Ok(dml::Matched { rows, addresses })
+            }
+            .boxed() as futures::future::BoxFuture<'_, _>
+        };
+        let (committed, count) = self
+            .datasets
+            .change(&meta, change, operation, matched)
+            .await?;
+        self.await_revision(committed.revision).await;
+        self.maintain_if_due(&meta);
+        Ok(count.map_or(-1, |c| i64::try_from(c).unwrap_or(i64::MAX)))
     }
 
     /// An INSERT's rows as they are computed, each batch cast to the target table's
@@ -2357,7 +2450,11 @@ fn is_read(statement: &datafusion::sql::parser::Statement) -> bool {
         datafusion::sql::parser::Statement::Statement(s) => {
             matches!(
                 s.as_ref(),
-                Ast::Query(_) | Ast::Insert(_) | Ast::Explain { .. }
+                Ast::Query(_)
+                    | Ast::Insert(_)
+                    | Ast::Delete(_)
+                    | Ast::Update(_)
+                    | Ast::Explain { .. }
             )
         }
         datafusion::sql::parser::Statement::Explain(_) => true,

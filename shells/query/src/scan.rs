@@ -34,18 +34,50 @@ use lance::Dataset;
 use lance::dataset::scanner::{MaterializationStyle, Scanner};
 use lance::io::exec::filtered_read::{FilteredReadExec, FilteredReadThreadingMode};
 
-/// A pinned Lance dataset version as a DataFusion table (columns: the dataset's schema).
+/// A pinned Lance dataset version as a DataFusion table (columns: the dataset's schema,
+/// then [`ROW_ADDR`] when made by [`LanceTable::with_row_addresses`]).
 #[derive(Debug)]
 pub struct LanceTable {
     dataset: Arc<Dataset>,
     schema: SchemaRef,
+    /// The last column of [`Self::schema`] is [`ROW_ADDR`].
+    row_addresses: bool,
 }
+
+/// Lance's row address column: `UInt64`, not null, a row's fragment id in the upper 32
+/// bits and its offset in the fragment in the lower 32 (lance-core `ROW_ADDR`).
+pub const ROW_ADDR: &str = lance_core::ROW_ADDR;
 
 impl LanceTable {
     /// The table over `dataset` (an opened, immutable version).
     pub fn new(dataset: Arc<Dataset>) -> Self {
         let schema = Arc::new(arrow::datatypes::Schema::from(dataset.schema()));
-        Self { dataset, schema }
+        Self {
+            dataset,
+            schema,
+            row_addresses: false,
+        }
+    }
+
+    /// The table over `dataset` with each row's address as a last column, [`ROW_ADDR`]:
+    /// the scan a DELETE or UPDATE finds its rows with ([`crate::dml`]).
+    pub fn with_row_addresses(dataset: Arc<Dataset>) -> Self {
+        let mut fields: Vec<arrow::datatypes::FieldRef> = Self::new(dataset.clone())
+            .schema
+            .fields()
+            .iter()
+            .cloned()
+            .collect();
+        fields.push(Arc::new(arrow::datatypes::Field::new(
+            ROW_ADDR,
+            arrow::datatypes::DataType::UInt64,
+            false,
+        )));
+        Self {
+            dataset,
+            schema: Arc::new(arrow::datatypes::Schema::new(fields)),
+            row_addresses: true,
+        }
     }
 }
 
@@ -79,6 +111,15 @@ impl TableProvider for LanceTable {
                     .collect();
                 scan.project(&names).map_err(lance)?;
             }
+            None if self.row_addresses => {
+                let names: Vec<&str> = self
+                    .schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().as_str())
+                    .collect();
+                scan.project(&names).map_err(lance)?;
+            }
             None => {}
         }
         if let Some(filter) = filters.iter().cloned().reduce(Expr::and) {
@@ -87,6 +128,28 @@ impl TableProvider for LanceTable {
         scan.limit(limit.map(|l| l as i64), None).map_err(lance)?;
         scan.materialization_style(MaterializationStyle::AllEarly);
         let plan = scan.create_plan().await.map_err(lance)?;
+        if self.row_addresses {
+            // The columns as projected, the address where it was asked for.
+            let expected: Vec<&str> = match projection {
+                Some(columns) => columns
+                    .iter()
+                    .map(|&i| self.schema.field(i).name().as_str())
+                    .collect(),
+                None => self
+                    .schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().as_str())
+                    .collect(),
+            };
+            let schema = plan.schema();
+            let got: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+            if got != expected {
+                return Err(DataFusionError::Internal(format!(
+                    "the Lance scan returned columns {got:?}, not {expected:?}"
+                )));
+            }
+        }
         if limit.is_some() {
             return Ok(plan);
         }

@@ -23,9 +23,9 @@ use datafusion::sql::TableReference;
 use datafusion::sql::parser::{DFParserBuilder, Statement};
 use datafusion::sql::resolve::resolve_table_references;
 use datafusion::sql::sqlparser::ast::{
-    Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName, ObjectNamePart,
-    Statement as Ast, TableAlias, TableFactor, TableObject, TableVersion, Value, Visit, VisitMut,
-    Visitor, VisitorMut,
+    Expr, FromTable, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName,
+    ObjectNamePart, Statement as Ast, TableAlias, TableFactor, TableObject, TableVersion, Value,
+    Visit, VisitMut, Visitor, VisitorMut,
 };
 use datafusion::sql::sqlparser::dialect::{Dialect, GenericDialect};
 use datafusion::sql::sqlparser::keywords::Keyword;
@@ -214,15 +214,22 @@ pub enum WriteKind {
     Create,
     /// `DROP TABLE`.
     Drop,
+    /// `DELETE FROM`.
+    Delete,
+    /// `UPDATE`.
+    Update,
 }
 
 impl WriteKind {
-    /// The verb for messages: "write to", "create table", "drop table".
+    /// The verb for messages: "write to", "create table", "drop table", "delete from",
+    /// "update".
     pub fn verb(self) -> &'static str {
         match self {
             Self::Insert => "write to",
             Self::Create => "create table",
             Self::Drop => "drop table",
+            Self::Delete => "delete from",
+            Self::Update => "update",
         }
     }
 }
@@ -243,6 +250,24 @@ fn write_targets(statement: &Statement) -> Vec<(TableReference, WriteKind)> {
         Ast::Insert(insert) => match &insert.table {
             TableObject::TableName(name) => reference(name)
                 .map(|r| vec![(r, WriteKind::Insert)])
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        },
+        Ast::Delete(delete) => {
+            let (FromTable::WithFromKeyword(tables) | FromTable::WithoutKeyword(tables)) =
+                &delete.from;
+            tables
+                .iter()
+                .filter_map(|t| match &t.relation {
+                    TableFactor::Table { name, .. } => reference(name),
+                    _ => None,
+                })
+                .map(|r| (r, WriteKind::Delete))
+                .collect()
+        }
+        Ast::Update(update) => match &update.table.relation {
+            TableFactor::Table { name, .. } => reference(name)
+                .map(|r| vec![(r, WriteKind::Update)])
                 .unwrap_or_default(),
             _ => Vec::new(),
         },
