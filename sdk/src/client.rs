@@ -456,22 +456,48 @@ impl LakeClient {
             namespace: name.namespace,
             table: name.table,
         };
+        self.action(ACTION_DESCRIBE_TABLE, &request).await
+    }
+
+    /// Collects the garbage of `table`'s managed stage ([`crate::wire::ACTION_STAGE_GC`]):
+    /// the objects no retained version names and that are older than the replica's stage
+    /// grace, and unfinished uploads' leftovers as old. `dry_run`: only list them.
+    ///
+    /// # Errors
+    /// [`SdkError::Server`] (`PERMISSION_DENIED` without write on the table, `NOT_FOUND`
+    /// for an unknown table); [`SdkError::Arrow`] for a malformed answer.
+    pub async fn collect_stage_garbage(
+        &mut self,
+        table: &str,
+        dry_run: bool,
+    ) -> Result<crate::wire::StageGcResult, SdkError> {
+        let name = TableName::parse(table)?;
+        let request = crate::wire::StageGcRequest {
+            namespace: name.namespace,
+            table: name.table,
+            dry_run,
+        };
+        self.action(crate::wire::ACTION_STAGE_GC, &request).await
+    }
+
+    /// Runs `DoAction` `kind` with `request` as its body; the first result, decoded.
+    async fn action<R: Message + Default>(
+        &mut self,
+        kind: &str,
+        request: &impl Message,
+    ) -> Result<R, SdkError> {
         let mut client = FlightClient::new_from_inner(flight_service(self.channel.clone()));
         if let Some(bearer) = &self.bearer {
             client.add_header("authorization", bearer)?;
         }
         let mut results = client
-            .do_action(arrow_flight::Action::new(
-                ACTION_DESCRIBE_TABLE,
-                request.encode_to_vec(),
-            ))
+            .do_action(arrow_flight::Action::new(kind, request.encode_to_vec()))
             .await?;
         let body = results
             .next()
             .await
-            .ok_or_else(|| SdkError::Arrow("describe_table returned no result".into()))??;
-        TableDescription::decode(body)
-            .map_err(|e| SdkError::Arrow(format!("malformed table description: {e}")))
+            .ok_or_else(|| SdkError::Arrow(format!("{kind} returned no result")))??;
+        R::decode(body).map_err(|e| SdkError::Arrow(format!("malformed answer to {kind}: {e}")))
     }
 
     /// The managed stage of `table`, opened from its description. An S3 stage is reached

@@ -194,6 +194,59 @@ pub struct StageResponse {
 /// right before its one request, and S3 checks the expiry when the request starts).
 pub const STAGE_URL_TTL_SECS: u64 = 15 * 60;
 
+/// `DoAction` type that collects the garbage of a table's managed stage: body an encoded
+/// [`StageGcRequest`], one result whose body is an encoded [`StageGcResult`]. Needs write
+/// on the table. The objects that go are those no retained version of the table names in a
+/// FILE column and that were last written more than the replica's stage grace ago (its
+/// `--stage-gc-grace-secs`), and what uploads that never completed left behind as long
+/// ago. SQL `VACUUM ns.t` does the same and answers the objects removed as `count`.
+pub const ACTION_STAGE_GC: &str = "lake.stage_gc";
+
+/// Which table's stage to collect, and whether only to say what would go.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct StageGcRequest {
+    /// Namespace (SQL schema) of the table.
+    #[prost(string, tag = "1")]
+    pub namespace: String,
+    /// Table name.
+    #[prost(string, tag = "2")]
+    pub table: String,
+    /// Only list what would be removed; remove nothing.
+    #[prost(bool, tag = "3")]
+    pub dry_run: bool,
+}
+
+/// One stage object a [`StageGcRequest`] removed (or, in a dry run, would remove).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct StageGcObject {
+    /// The object's URI.
+    #[prost(string, tag = "1")]
+    pub uri: String,
+    /// Its size in bytes.
+    #[prost(uint64, tag = "2")]
+    pub bytes: u64,
+    /// When it was last written, Unix milliseconds.
+    #[prost(int64, tag = "3")]
+    pub last_modified_ms: i64,
+}
+
+/// The answer to a [`StageGcRequest`].
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct StageGcResult {
+    /// The objects removed (a dry run: that would be removed), by URI.
+    #[prost(message, repeated, tag = "1")]
+    pub removed: Vec<StageGcObject>,
+    /// Whether they were removed (false for a dry run).
+    #[prost(bool, tag = "2")]
+    pub applied: bool,
+    /// Objects kept because a retained version names them.
+    #[prost(uint64, tag = "3")]
+    pub referenced: u64,
+    /// Objects kept because they were written within the grace period.
+    #[prost(uint64, tag = "4")]
+    pub recent: u64,
+}
+
 /// What a client needs to know about a table beyond its Arrow schema.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct TableDescription {

@@ -507,6 +507,11 @@ pub struct MaintenanceArgs {
     /// dropped, so queries that opened it before the drop finish.
     #[arg(long, env = "LAKE_DROPPED_GRACE_SECS", default_value_t = 3_600)]
     pub dropped_grace_secs: u64,
+    /// A stage object no retained version names is removed by `VACUUM` / `lake gc` only
+    /// once it was last written this many seconds ago, so an upload whose append has not
+    /// committed yet is never taken.
+    #[arg(long, env = "LAKE_STAGE_GC_GRACE_SECS", default_value_t = 86_400)]
+    pub stage_gc_grace_secs: u64,
 }
 
 impl MaintenanceArgs {
@@ -534,6 +539,7 @@ impl MaintenanceArgs {
                 .checked_mul(1_000)
                 .context("--dropped-scan-secs is too large")?,
             dropped_grace_ms: ms(self.dropped_grace_secs, "--dropped-grace-secs")?,
+            stage_gc_grace_ms: ms(self.stage_gc_grace_secs, "--stage-gc-grace-secs")?,
         })
     }
 }

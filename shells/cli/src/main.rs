@@ -105,6 +105,19 @@ enum Command {
         #[arg(long)]
         operation_id: Option<String>,
     },
+    /// Collect the garbage of a table's managed stage: remove the objects no retained
+    /// version of the table names and that were last written more than the replica's
+    /// --stage-gc-grace-secs ago (and what unfinished uploads left as long ago). Prints one
+    /// line per object and the total bytes. Needs write on the table.
+    Gc {
+        #[command(flatten)]
+        replica: Replica,
+        /// The table: lake.namespace.table or namespace.table.
+        table: String,
+        /// Only print what would be removed.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 /// Where a client command reaches a Query replica.
@@ -365,6 +378,11 @@ fn main() -> anyhow::Result<()> {
                 file,
                 operation_id,
             } => ingest(&replica, &table, &file, operation_id).await,
+            Command::Gc {
+                replica,
+                table,
+                dry_run,
+            } => gc(&replica, &table, dry_run).await,
             Command::File { command } => file_command(command).await,
             Command::User {
                 command:
@@ -552,6 +570,30 @@ async fn file_command(command: FileCommand) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// `lake gc`: collects (or, `dry_run`, lists) the garbage of `table`'s stage and prints
+/// each object's bytes and URI, then a summary line.
+async fn gc(replica: &Replica, table: &str, dry_run: bool) -> anyhow::Result<()> {
+    let mut lake = replica.connect().await?;
+    let table = table.strip_prefix("lake.").unwrap_or(table);
+    let result = lake.collect_stage_garbage(table, dry_run).await?;
+    for object in &result.removed {
+        println!("{}\t{}", object.bytes, object.uri);
+    }
+    let bytes: u64 = result.removed.iter().map(|o| o.bytes).sum();
+    println!(
+        "{} {} objects ({bytes} bytes); kept {} named by a retained version and {} written within the grace period",
+        if result.applied {
+            "removed"
+        } else {
+            "would remove"
+        },
+        result.removed.len(),
+        result.referenced,
+        result.recent
+    );
+    Ok(())
 }
 
 async fn ingest(

@@ -84,12 +84,17 @@ pub struct Maintenance {
     /// How long a dropped table's files stay after a replica first finds it dropped, in ms:
     /// queries that opened the table before the drop finish.
     pub dropped_grace_ms: i64,
+    /// How long after it was last written an object of a table's managed stage that no
+    /// retained version names stays, in ms ([`Datasets::referenced_files`]): an upload
+    /// whose append has not committed yet is never taken.
+    pub stage_gc_grace_ms: i64,
 }
 
 impl Maintenance {
     /// Lake's defaults: compact at 16 small fragments toward Lance's 1,048,576 rows per
     /// fragment; clean up every 100 versions; keep expired versions' files for an hour;
-    /// look for dropped tables every 10 minutes and remove their files an hour after.
+    /// look for dropped tables every 10 minutes and remove their files an hour after; keep
+    /// unreferenced stage objects for a day.
     pub const DEFAULT: Self = Self {
         compact_at_small_fragments: 16,
         target_rows_per_fragment: 1024 * 1024,
@@ -97,6 +102,7 @@ impl Maintenance {
         cleanup_grace_ms: 3_600_000,
         dropped_scan_interval_ms: 600_000,
         dropped_grace_ms: 3_600_000,
+        stage_gc_grace_ms: 86_400_000,
     };
 
     /// Whether `version` of a table whose fragments hold `rows` (physical rows, `None`
@@ -248,16 +254,20 @@ impl Datasets {
     /// object with `now_ms`, and its files go once that is `grace_ms` old, so queries that
     /// opened the table before the drop finish. With `dry_run` nothing is written or
     /// deleted, and what would go is reported with its size. Several replicas may collect
-    /// at once: a file another one deleted first is not an error.
+    /// at once: a file another one deleted first is not an error. `before_removal(name)`
+    /// runs before a directory's files are removed (the table's other storage goes first:
+    /// its managed stage), so a collection cut short is found again, still due.
     ///
     /// # Errors
-    /// [`QueryError::Lance`] when a file cannot be listed, read, written or deleted.
-    pub async fn collect_dropped(
+    /// [`QueryError::Lance`] when a file cannot be listed, read, written or deleted;
+    /// `before_removal`'s error (the directory is then left for the next round).
+    pub async fn collect_dropped<'a>(
         &self,
         dropped: &[String],
         grace_ms: i64,
         now_ms: i64,
         dry_run: bool,
+        before_removal: impl Fn(&str) -> futures::future::BoxFuture<'a, Result<(), QueryError>>,
     ) -> Result<Vec<DroppedTable>, QueryError> {
         use object_store::PutPayload;
         let (store, base) = self.root_store().await?;
@@ -309,6 +319,7 @@ impl Datasets {
             table.files = files.len() as u64;
             table.bytes = files.iter().map(|f| f.size).sum();
             if !dry_run {
+                before_removal(name).await?;
                 // The marker last: a collection cut short is found again, still due.
                 // Another replica may have deleted a file first: gone is gone.
                 let delete = |path: object_store::path::Path, what: &'static str| {
@@ -806,6 +817,78 @@ impl Datasets {
                 "writing an UPDATE's rows gave Lance operation {other}, not an append"
             ))),
         }
+    }
+
+    /// Adds to `referenced` the content addresses (sha256) of the FILE values in every
+    /// version `table` (a state from this replica's catalog cache, caught up with Metasrv)
+    /// retains, reading each fragment once (`scanned`: fragment ids already read, kept
+    /// across calls, so a second call with a newer state reads only what was committed
+    /// since). A fragment is read at the oldest retained version that has it, where the
+    /// fewest of its rows are deleted (rows are never added to a fragment, only deleted),
+    /// so a row any retained version has is counted. A cache keeps every version Metasrv
+    /// retains and, lagging, more: never fewer.
+    ///
+    /// # Errors
+    /// [`QueryError::Lance`] when a version cannot be read.
+    pub async fn referenced_files(
+        &self,
+        table: &Arc<TableState>,
+        scanned: &mut HashSet<u32>,
+        referenced: &mut HashSet<String>,
+    ) -> Result<(), QueryError> {
+        let meta = &table.meta;
+        let schema = crate::engine::schema_from_ipc(&meta.schema_ipc)?;
+        let columns: Vec<&str> = schema
+            .fields()
+            .iter()
+            .filter(|f| lake_sdk::file::is_file_field(f))
+            .map(|f| f.name().as_str())
+            .collect();
+        if columns.is_empty() {
+            return Ok(());
+        }
+        let read = |e: lance::Error| {
+            QueryError::Lance(format!(
+                "reading the FILE values of {}.{}: {}",
+                meta.namespace,
+                meta.name,
+                first_line(&e.to_string())
+            ))
+        };
+        for record in &table.versions {
+            let dataset = self.open(table, record.version).await?;
+            let fragments: Vec<_> = dataset
+                .manifest
+                .fragments
+                .iter()
+                .filter(|f| u32::try_from(f.id).is_ok_and(|id| scanned.insert(id)))
+                .cloned()
+                .collect();
+            if fragments.is_empty() {
+                continue;
+            }
+            let mut scan = dataset.scan();
+            scan.with_fragments(fragments);
+            scan.project(&columns).map_err(read)?;
+            let mut batches = scan.try_into_stream().await.map_err(read)?;
+            while let Some(batch) = batches.try_next().await.map_err(read)? {
+                for column in batch.columns() {
+                    let sha256 = column
+                        .as_any()
+                        .downcast_ref::<arrow::array::StructArray>()
+                        .and_then(|s| s.column_by_name("sha256"))
+                        .and_then(|c| c.as_any().downcast_ref::<arrow::array::StringArray>())
+                        .ok_or_else(|| {
+                            QueryError::Execution(format!(
+                                "a FILE column of {}.{} has no sha256 strings",
+                                meta.namespace, meta.name
+                            ))
+                        })?;
+                    referenced.extend(sha256.iter().flatten().map(str::to_string));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// This replica's maintenance lock on table `table_id`: one run per table at a time
@@ -1829,7 +1912,11 @@ mod dropped_tests {
         assert_eq!(dirs, ["1-100.lance", "2-200.lance", "3-300.lance", "notes"]);
         // Of these the registry found table 1's dropped (lake_core::Registry::is_dropped_dir).
         let dropped = ["1-100.lance".to_string()];
-        let round = |now_ms, dry_run| datasets.collect_dropped(&dropped, 100, now_ms, dry_run);
+        let round = |now_ms, dry_run| {
+            datasets.collect_dropped(&dropped, 100, now_ms, dry_run, |_| {
+                futures::FutureExt::boxed(async { Ok(()) })
+            })
+        };
         let dropped = |found_at_ms, files, bytes, removed| DroppedTable {
             location: "tables/1-100.lance".into(),
             found_at_ms,

@@ -1164,7 +1164,7 @@ impl Engine {
     ) -> Result<(SessionContext, LogicalPlan, Pins, u64), QueryError> {
         if command(&parsed.statement).is_some() {
             return Err(QueryError::InvalidArgument(
-                "GRANT, REVOKE and OPTIMIZE return no rows: run them as an update (ExecuteUpdate), not a query".into(),
+                "GRANT, REVOKE, OPTIMIZE and VACUUM return no rows: run them as an update (ExecuteUpdate), not a query".into(),
             ));
         }
         // Before anything is resolved, so a refusal tells nothing of what exists there.
@@ -1385,17 +1385,7 @@ impl Engine {
         access: &Access,
         target: &datafusion::sql::TableReference,
     ) -> Result<i64, QueryError> {
-        let (namespace, key) = sql::lake_table(target).ok_or_else(|| {
-            QueryError::Unsupported(format!(
-                "OPTIMIZE {target}: catalog {ICEBERG_CATALOG} is read-only; Lake optimizes its own tables (lake.namespace.table)"
-            ))
-        })?;
-        let (name, travel) = sql::split_table_key(&key);
-        if travel != TimeTravel::Latest {
-            return Err(QueryError::InvalidArgument(
-                "OPTIMIZE takes a table, not a past version of one".into(),
-            ));
-        }
+        let (namespace, name) = self.lake_target("OPTIMIZE", target)?;
         let shown = format!("{LAKE_CATALOG}.{namespace}.{name}");
         self.authorize(
             access,
@@ -1414,6 +1404,188 @@ impl Engine {
             "optimize"
         );
         Ok(i64::try_from(optimized.fragments_removed).unwrap_or(i64::MAX))
+    }
+
+    /// The namespace and name of the Lake table a maintenance statement (`verb`: OPTIMIZE,
+    /// VACUUM) names.
+    ///
+    /// # Errors
+    /// [`QueryError::Unsupported`] for an Iceberg table; [`QueryError::InvalidArgument`]
+    /// for a past version of a table.
+    fn lake_target(
+        &self,
+        verb: &str,
+        target: &datafusion::sql::TableReference,
+    ) -> Result<(String, String), QueryError> {
+        let (namespace, key) = sql::lake_table(target).ok_or_else(|| {
+            QueryError::Unsupported(format!(
+                "{verb} {target}: catalog {ICEBERG_CATALOG} is read-only; Lake maintains its own tables (lake.namespace.table)"
+            ))
+        })?;
+        let (name, travel) = sql::split_table_key(&key);
+        if travel != TimeTravel::Latest {
+            return Err(QueryError::InvalidArgument(format!(
+                "{verb} takes a table, not a past version of one"
+            )));
+        }
+        Ok((namespace, name))
+    }
+
+    /// `meta`'s table as Metasrv has it now: this replica's cached state, once the cache
+    /// has caught up with Metasrv's revision (so it holds every retained version).
+    ///
+    /// # Errors
+    /// [`QueryError::Unavailable`] when the cache does not catch up within
+    /// [`READ_YOUR_WRITES_TIMEOUT`]; [`QueryError::NotFound`] when the table was dropped.
+    async fn table_now(&self, meta: &TableMeta) -> Result<Arc<TableState>, QueryError> {
+        let description = self
+            .metasrv
+            .describe_table(&meta.namespace, &meta.name)
+            .await?;
+        self.catalog
+            .wait_for(description.revision, READ_YOUR_WRITES_TIMEOUT)
+            .await
+            .map_err(|e| {
+                QueryError::Unavailable(format!(
+                    "this replica's catalog has not caught up with Metasrv ({e}); try again"
+                ))
+            })?;
+        let table = self
+            .catalog
+            .with_registry(|r| lookup(r, &meta.namespace, &meta.name).cloned())?;
+        if table.meta.id != meta.id {
+            return Err(QueryError::NotFound(format!(
+                "table {}.{} was dropped (and recreated) meanwhile",
+                meta.namespace, meta.name
+            )));
+        }
+        Ok(table)
+    }
+
+    /// Removes every object of the managed stage of table `id`, a dropped table's
+    /// ([`Self::collect_dropped_tables`]); an empty or absent stage is nothing to do.
+    ///
+    /// # Errors
+    /// [`QueryError::Unavailable`] when the stage's store fails.
+    async fn remove_stage(&self, id: u64) -> Result<(), QueryError> {
+        let uri = format!("{}/{id}", self.stage_root);
+        let failed = |e: lake_sdk::SdkError| {
+            tracing::error!(stage = %uri, error = %e, "removing a dropped table's stage failed at the store");
+            QueryError::Unavailable(format!(
+                "removing the stage of dropped table {id} failed; the replica's log has the details"
+            ))
+        };
+        let stage = lake_sdk::Stage::open(&uri).map_err(failed)?;
+        let objects = stage.list_objects().await.map_err(failed)?;
+        for object in &objects {
+            stage.delete_object(object).await.map_err(failed)?;
+        }
+        if !objects.is_empty() {
+            tracing::info!(
+                stage = %uri,
+                objects = objects.len(),
+                bytes = objects.iter().map(|o| o.size).sum::<u64>(),
+                "removed a dropped table's stage"
+            );
+        }
+        Ok(())
+    }
+
+    /// Collects the garbage of `namespace.name`'s managed stage (`VACUUM`, `lake gc`,
+    /// [`lake_sdk::wire::ACTION_STAGE_GC`]): the objects that no version Metasrv retains
+    /// names in a FILE column ([`Datasets::referenced_files`]) and that were last written
+    /// more than [`crate::dataset::Maintenance::stage_gc_grace_ms`] ago, and the leftovers
+    /// of uploads that never completed, as old. The retained versions are read again after
+    /// the listing, so a version committed meanwhile keeps what it names. `dry_run`: only
+    /// say what would go. Needs write on the table.
+    ///
+    /// A FILE value names an object of its own table's stage only, and an append checks
+    /// that the object exists before it commits; an append that names an object older than
+    /// the grace that no version names (the same bytes uploaded again after their rows were
+    /// deleted: the upload finds the object there and writes nothing) and commits between
+    /// the second reading and the removal loses its object. Keep the grace longer than the
+    /// longest time from an upload to its append.
+    ///
+    /// # Errors
+    /// [`QueryError::PermissionDenied`]; [`QueryError::NotFound`] for an unknown table;
+    /// [`QueryError::Unavailable`] when the stage's store fails; as
+    /// [`Datasets::referenced_files`].
+    pub async fn collect_stage_garbage(
+        &self,
+        access: &Access,
+        namespace: &str,
+        name: &str,
+        dry_run: bool,
+    ) -> Result<lake_sdk::wire::StageGcResult, QueryError> {
+        let shown = format!("{LAKE_CATALOG}.{namespace}.{name}");
+        self.authorize(
+            access,
+            &access::table_scope(namespace, name),
+            Privilege::Write,
+            &format!("collect the stage garbage of {shown}"),
+        )?;
+        let meta = self.table_meta(namespace, name)?;
+        let stage_store = |e: lake_sdk::SdkError| {
+            tracing::error!(table = %shown, error = %e, "stage garbage collection failed at the store");
+            QueryError::Unavailable(format!(
+                "the object store of {shown}'s stage failed; the replica's log has the details"
+            ))
+        };
+        let stage = lake_sdk::Stage::open(&self.stage_uri(&meta)).map_err(stage_store)?;
+        let (mut scanned, mut referenced) = (Default::default(), Default::default());
+        let table = self.table_now(&meta).await?;
+        self.datasets
+            .referenced_files(&table, &mut scanned, &mut referenced)
+            .await?;
+        let listed = stage.list_objects().await.map_err(stage_store)?;
+        if !dry_run {
+            // What commits while the stage was listed keeps what it names.
+            let table = self.table_now(&meta).await?;
+            self.datasets
+                .referenced_files(&table, &mut scanned, &mut referenced)
+                .await?;
+        }
+        let now_ms = i64::try_from(crate::ticket::now_ms()).unwrap_or(i64::MAX);
+        let cutoff = now_ms.saturating_sub(self.datasets.maintenance().stage_gc_grace_ms);
+        let mut result = lake_sdk::wire::StageGcResult {
+            applied: !dry_run,
+            ..Default::default()
+        };
+        let mut garbage = Vec::new();
+        for object in listed {
+            if object
+                .sha256
+                .as_ref()
+                .is_some_and(|s| referenced.contains(s))
+            {
+                result.referenced += 1;
+            } else if object.last_modified_ms > cutoff {
+                result.recent += 1;
+            } else {
+                garbage.push(object);
+            }
+        }
+        for object in &garbage {
+            if !dry_run {
+                stage.delete_object(object).await.map_err(stage_store)?;
+            }
+            result.removed.push(lake_sdk::wire::StageGcObject {
+                uri: object.uri.clone(),
+                bytes: object.size,
+                last_modified_ms: object.last_modified_ms,
+            });
+        }
+        tracing::info!(
+            by = access.name().unwrap_or("anonymous"),
+            table = %shown,
+            dry_run,
+            removed = result.removed.len(),
+            bytes = result.removed.iter().map(|o| o.bytes).sum::<u64>(),
+            referenced = result.referenced,
+            recent = result.recent,
+            "stage garbage"
+        );
+        Ok(result)
     }
 
     /// Starts a maintenance run on `meta`'s table in the background when an append here
@@ -1475,7 +1647,23 @@ impl Engine {
                 let now_ms = i64::try_from(crate::ticket::now_ms()).unwrap_or(i64::MAX);
                 match engine
                     .datasets
-                    .collect_dropped(&dropped, maintenance.dropped_grace_ms, now_ms, false)
+                    .collect_dropped(
+                        &dropped,
+                        maintenance.dropped_grace_ms,
+                        now_ms,
+                        false,
+                        |dir| {
+                            let engine = engine.clone();
+                            let id = lake_core::registry::location_table_id(dir);
+                            async move {
+                                match id {
+                                    Some(id) => engine.remove_stage(id).await,
+                                    None => Ok(()),
+                                }
+                            }
+                            .boxed()
+                        },
+                    )
                     .await
                 {
                     Ok(found) => {
@@ -1508,12 +1696,19 @@ impl Engine {
         if let Some(command) = command(&parsed.statement) {
             if !rows.is_empty() {
                 return Err(QueryError::InvalidArgument(
-                    "GRANT, REVOKE and OPTIMIZE take no parameters".into(),
+                    "GRANT, REVOKE, OPTIMIZE and VACUUM take no parameters".into(),
                 ));
             }
             return match command? {
                 Command::Access(change) => self.change_access(access, change).await,
                 Command::Optimize(target) => self.optimize(access, &target).await,
+                Command::Vacuum(target) => {
+                    let (namespace, name) = self.lake_target("VACUUM", &target)?;
+                    let collected = self
+                        .collect_stage_garbage(access, &namespace, &name, false)
+                        .await?;
+                    Ok(i64::try_from(collected.removed.len()).unwrap_or(i64::MAX))
+                }
             };
         }
         // What a DELETE or UPDATE's operation id digests besides its text.
@@ -2312,12 +2507,17 @@ enum Command {
     Access(AccessChange),
     /// `OPTIMIZE ns.t`.
     Optimize(datafusion::sql::TableReference),
+    /// `VACUUM ns.t`.
+    Vacuum(datafusion::sql::TableReference),
 }
 
 /// The [`Command`] `statement` is, if it is one.
 fn command(statement: &datafusion::sql::parser::Statement) -> Option<Result<Command, QueryError>> {
     if let Some(change) = access::access_change(statement) {
         return Some(change.map(Command::Access));
+    }
+    if let Some(target) = sql::vacuum_target(statement) {
+        return Some(target.map(Command::Vacuum));
     }
     sql::optimize_target(statement).map(|target| target.map(Command::Optimize))
 }

@@ -30,8 +30,9 @@ use arrow_flight::{
 };
 use futures::{Stream, StreamExt, TryStreamExt};
 use lake_sdk::wire::{
-    ACTION_DESCRIBE_TABLE, ACTION_STAGE, ActionDescribeTableRequest, AppendResult, CommandAppend,
-    END_OF_ROWS, INGEST_END_MARKER_OPTION, INGEST_OPERATION_ID_OPTION, StageRequest,
+    ACTION_DESCRIBE_TABLE, ACTION_STAGE, ACTION_STAGE_GC, ActionDescribeTableRequest, AppendResult,
+    CommandAppend, END_OF_ROWS, INGEST_END_MARKER_OPTION, INGEST_OPERATION_ID_OPTION,
+    StageGcRequest, StageRequest,
 };
 use prost::Message;
 use tonic::{Request, Response, Status, Streaming};
@@ -918,9 +919,27 @@ impl FlightSqlService for LakeFlightService {
             let result = arrow_flight::Result::new(answer.encode_to_vec());
             return Ok(Response::new(Box::pin(futures::stream::iter([Ok(result)]))));
         }
+        if action.r#type == ACTION_STAGE_GC {
+            let request = StageGcRequest::decode(action.body.as_ref())
+                .map_err(|e| Status::invalid_argument(format!("malformed StageGcRequest: {e}")))?;
+            let engine = self.engine.clone();
+            let answer = to_completion(async move {
+                engine
+                    .collect_stage_garbage(
+                        &access,
+                        &request.namespace,
+                        &request.table,
+                        request.dry_run,
+                    )
+                    .await
+            })
+            .await?;
+            let result = arrow_flight::Result::new(answer.encode_to_vec());
+            return Ok(Response::new(Box::pin(futures::stream::iter([Ok(result)]))));
+        }
         if action.r#type != ACTION_DESCRIBE_TABLE {
             return Err(Status::invalid_argument(format!(
-                "unknown action {:?}; actions: CreatePreparedStatement, ClosePreparedStatement, {ACTION_CANCEL_FLIGHT_INFO}, CancelQuery, {ACTION_DESCRIBE_TABLE}, {ACTION_STAGE}",
+                "unknown action {:?}; actions: CreatePreparedStatement, ClosePreparedStatement, {ACTION_CANCEL_FLIGHT_INFO}, CancelQuery, {ACTION_DESCRIBE_TABLE}, {ACTION_STAGE}, {ACTION_STAGE_GC}",
                 action.r#type
             )));
         }
@@ -961,6 +980,13 @@ impl FlightSqlService for LakeFlightService {
                 r#type: ACTION_DESCRIBE_TABLE.into(),
                 description: "Describe a Lake table: id, schema and managed stage URI \
                 (body: lake.v1.ActionDescribeTableRequest; result: lake.v1.TableDescription)"
+                    .into(),
+            }),
+            Ok(arrow_flight::ActionType {
+                r#type: ACTION_STAGE_GC.into(),
+                description: "Collect a table's stage garbage: the objects no retained \
+                version names, older than the replica's grace; or, as a dry run, list them \
+                (body: lake.v1.StageGcRequest; result: lake.v1.StageGcResult)"
                     .into(),
             }),
             Ok(arrow_flight::ActionType {

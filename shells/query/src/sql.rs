@@ -335,6 +335,51 @@ pub fn optimize_target(statement: &Statement) -> Option<Result<TableReference, Q
     )
 }
 
+/// The table a `VACUUM name` statement collects the stage garbage of (Redshift's and
+/// Databricks' `VACUUM`; see `Engine::collect_stage_garbage`); `None` for any other
+/// statement.
+///
+/// # Errors
+/// [`QueryError::Unsupported`] for `VACUUM` without a table or with Redshift's options
+/// (`FULL`, `SORT ONLY`, `DELETE ONLY`, `REINDEX`, `RECLUSTER`, `TO n PERCENT`, `BOOST`),
+/// naming them.
+pub fn vacuum_target(statement: &Statement) -> Option<Result<TableReference, QueryError>> {
+    let Statement::Statement(ast) = statement else {
+        return None;
+    };
+    let Ast::Vacuum(vacuum) = ast.as_ref() else {
+        return None;
+    };
+    let clauses = [
+        (vacuum.full, "FULL"),
+        (vacuum.sort_only, "SORT ONLY"),
+        (vacuum.delete_only, "DELETE ONLY"),
+        (vacuum.reindex, "REINDEX"),
+        (vacuum.recluster, "RECLUSTER"),
+        (vacuum.threshold.is_some(), "TO … PERCENT"),
+        (vacuum.boost, "BOOST"),
+    ];
+    let given: Vec<&str> = clauses
+        .iter()
+        .filter(|(given, _)| *given)
+        .map(|(_, clause)| *clause)
+        .collect();
+    let Some(name) = vacuum.table_name.as_ref().filter(|_| given.is_empty()) else {
+        return Some(Err(QueryError::Unsupported(format!(
+            "VACUUM{}: Lake's VACUUM takes a table name only (`VACUUM ns.t`) and removes the objects of its stage no retained version names",
+            if given.is_empty() {
+                " without a table".to_string()
+            } else {
+                format!(" {}", given.join(", "))
+            }
+        ))));
+    };
+    Some(
+        datafusion::sql::planner::object_name_to_table_reference(name.clone(), true)
+            .map_err(QueryError::from),
+    )
+}
+
 impl ParsedStatement {
     /// Whether a FROM clause calls table function `name` (unqualified, as table functions
     /// are registered).
