@@ -33,7 +33,7 @@ pub use registry::{
     ChangeEvent, ChangeKind, Digest, GrantScope, ManifestRef, OperationRecord, Operations,
     Privilege, Registry, RegistryParts, TableId, TableMeta, TableParts, TableState, VersionRecord,
 };
-pub use retention::{Expiry, Retention};
+pub use retention::{Expiry, ExpiryWatch, Retention};
 pub use snapshot::{
     IcebergHistory, IcebergRefKind, IcebergSpec, TimeTravel, VersionSpec, resolve_iceberg,
     resolve_version,

@@ -201,3 +201,92 @@ fn cut(
     let by_age = times.take_while(|&at| at < oldest_allowed).count();
     by_count.max(by_age)
 }
+
+/// When a Query replica may remove the files of a table's expired versions: the version
+/// before which a cleanup may remove files ([`Self::cleanup_before`]) is the oldest retained
+/// version this replica saw at least a grace period ago. A version expires at Metasrv no
+/// later than a replica sees it expired (a cache never runs ahead of Metasrv), so a reader
+/// that pinned a version while Metasrv retained it (on any replica; the latest, or an older
+/// one by time travel) has at least the grace to finish. A version's commit time says
+/// nothing about this: a version committed a week ago may have been the latest until a
+/// minute ago. In memory: a restarted replica sees every expiry afresh and waits a grace
+/// again, which only keeps files longer.
+///
+/// Source: Iceberg's `expire_snapshots` and Delta's `VACUUM` keep files for a retention
+/// period so that readers of the snapshots they expire finish; here the period runs from
+/// the expiry, not from the snapshot's commit.
+#[derive(Clone, Debug, Default)]
+pub struct ExpiryWatch {
+    /// Per table: each oldest retained version this replica saw, with when it first saw
+    /// it, oldest first.
+    seen: std::collections::BTreeMap<crate::TableId, std::collections::VecDeque<(u64, i64)>>,
+}
+
+impl ExpiryWatch {
+    /// Records that `table`'s oldest retained version is `oldest` at `now_ms` (ms since the
+    /// Unix epoch), as this replica's cache shows it.
+    pub fn observe(&mut self, table: crate::TableId, oldest: u64, now_ms: i64) {
+        let seen = self.seen.entry(table).or_default();
+        if seen.back().is_none_or(|&(version, _)| version < oldest) {
+            seen.push_back((oldest, now_ms));
+        }
+    }
+
+    /// The version of `table` before which a cleanup at `now_ms` may remove files: the
+    /// oldest retained version observed at least `grace_ms` ago (0: none may go yet).
+    /// What no later call can need is forgotten.
+    pub fn cleanup_before(&mut self, table: crate::TableId, now_ms: i64, grace_ms: i64) -> u64 {
+        let Some(seen) = self.seen.get_mut(&table) else {
+            return 0;
+        };
+        let due = now_ms.saturating_sub(grace_ms);
+        let passed = seen.iter().take_while(|&&(_, at)| at <= due).count();
+        if passed == 0 {
+            return 0;
+        }
+        seen.drain(..passed - 1);
+        seen.front().map_or(0, |&(version, _)| version)
+    }
+
+    /// Forgets `table` (dropped).
+    pub fn forget(&mut self, table: crate::TableId) {
+        self.seen.remove(&table);
+    }
+}
+
+#[cfg(test)]
+mod expiry_watch_tests {
+    use super::ExpiryWatch;
+
+    #[test]
+    fn an_expiry_waits_a_grace_from_when_it_was_first_seen() {
+        let mut watch = ExpiryWatch::default();
+        assert_eq!(watch.cleanup_before(7, 0, 100), 0, "a table never observed");
+        // First seen at 1000 with versions before 5 expired (when, the replica cannot know).
+        watch.observe(7, 5, 1_000);
+        assert_eq!(watch.cleanup_before(7, 1_099, 100), 0);
+        assert_eq!(watch.cleanup_before(7, 1_100, 100), 5);
+        // Versions 5..9 expire at 1500: they wait their own grace; 5 stays the bound.
+        watch.observe(7, 9, 1_500);
+        watch.observe(7, 9, 1_550);
+        assert_eq!(watch.cleanup_before(7, 1_599, 100), 5);
+        assert_eq!(watch.cleanup_before(7, 1_600, 100), 9);
+        // An older view (another replica's lagging cache) never lowers what was seen.
+        watch.observe(7, 6, 1_700);
+        assert_eq!(watch.cleanup_before(7, 10_000, 100), 9);
+        // Other tables are their own; a dropped table is forgotten.
+        assert_eq!(watch.cleanup_before(8, 10_000, 100), 0);
+        watch.forget(7);
+        assert_eq!(watch.cleanup_before(7, 10_000, 100), 0);
+    }
+
+    #[test]
+    fn with_no_grace_the_latest_view_is_the_bound_and_old_views_are_dropped() {
+        let mut watch = ExpiryWatch::default();
+        for (oldest, at) in [(2, 10), (3, 20), (4, 30)] {
+            watch.observe(1, oldest, at);
+        }
+        assert_eq!(watch.cleanup_before(1, 30, 0), 4);
+        assert_eq!(watch.seen[&1].len(), 1, "only the bound is kept");
+    }
+}

@@ -14,7 +14,8 @@
 //! * [`store`]: the simulated store, which keeps the same contract as Metasrv's RocksDB and
 //!   DynamoDB stores (`tests/store.rs`), and its fault wrapper.
 //! * [`checkers`]: one module per invariant family (commits, leadership, fencing,
-//!   replicas, garbage), each with a planted bug in `tests/cluster.rs` that it catches.
+//!   replicas, garbage, versions), each with a planted bug in `tests/cluster.rs` that it
+//!   catches.
 //! * `tests/one_machine.rs`: fails if a simulation or shell builds its own copy of a part
 //!   the core's node or follower composes.
 //!

@@ -54,10 +54,11 @@ use lake_core::registry::{location_dir, location_table_id};
 use lake_core::tail::{Tail, TailConfig, TailInput, TailOutput};
 use lake_core::watch::{Watch, WatchConfig, WatchInput, WatchOutput};
 use lake_core::{
-    ChangeEvent, CommitError, Follower, FollowerConfig, FollowerInput, FollowerOutput, ManifestRef,
-    Registry, Retention, StoreError,
+    ChangeEvent, CommitError, ExpiryWatch, Follower, FollowerConfig, FollowerInput, FollowerOutput,
+    ManifestRef, Registry, Retention, StoreError,
 };
 use lake_simtests::checkers::Checkers;
+use lake_simtests::checkers::versions::Pin;
 use lake_simtests::store::{Faults as StoreFaults, Faulty, SimStore};
 use madsim::rand::{Rng, thread_rng};
 use madsim::time::{Instant, sleep};
@@ -92,8 +93,15 @@ const LIVENESS_BOUND: Duration = Duration::from_secs(180);
 const STORE: usize = usize::MAX;
 /// The endpoint that creates the run's namespace and tables.
 const SETUP: usize = usize::MAX - 1;
-/// How often a replica runs the collection of dropped tables' files on its registry.
+/// How often a replica runs the collection of dropped tables' files, and the cleanup of
+/// expired versions' files, on its registry (and a reader pins a version).
 const GARBAGE_PROBE_EVERY: Duration = Duration::from_millis(250);
+/// How long after a replica first sees a version expired its files stay (the shell's
+/// `--cleanup-grace-secs`), on the replica's clock.
+const CLEANUP_GRACE_MS: i64 = 1_500;
+/// How long a pinned reader runs, in true time: under the grace even on a replica clock
+/// 9.5% fast (the drift scenario's).
+const READER_RUNS_MS: u64 = CLEANUP_GRACE_MS as u64 * 9 / 10;
 /// Writer `w`'s endpoint (below [`SETUP`], above any replica's).
 const fn writer_id(w: usize) -> usize {
     usize::MAX - 2 - w
@@ -150,6 +158,9 @@ struct Bugs {
     /// A replica takes every directory whose table id its registry does not hold for a
     /// dropped table's, ignoring the registry's next id (a table it has not heard of yet).
     gc_ignores_next_id: bool,
+    /// A replica's cleanup removes every version before the oldest retained one at once,
+    /// ignoring readers that pinned one before it expired.
+    gc_ignores_pins: bool,
 }
 
 /// A named scenario: one situation forced on purpose, with the seed's random faults off
@@ -362,9 +373,12 @@ struct World {
     /// them: checked once (a table id is never reused, so a dropped table stays dropped),
     /// which spares a replay of the log at every probe.
     confirmed_dropped: BTreeSet<String>,
-    /// Whether replicas run the collection of dropped tables' files (off in the fleet
-    /// runs, which drop no table and whose 60 replicas would spend most of the run on it).
+    /// Whether replicas run the collection of dropped tables' files and the cleanup of
+    /// expired versions (off in the fleet runs, which drop no table and whose 60 replicas
+    /// would spend most of the run on it).
     probe_garbage: bool,
+    /// Readers that pinned a version Metasrv retained, in the last [`READER_RUNS_MS`].
+    pins: Vec<Pin>,
     replica_final: Vec<Option<Registry>>,
     reads_served: u64,
     trace: std::collections::hash_map::DefaultHasher,
@@ -1359,6 +1373,8 @@ async fn replica(
     let mut need: Option<(u64, bool)> = None;
     let mut for_query = None;
     let mut probed = Instant::now();
+    // When this replica first saw each table's versions expire (the shell's cleanup).
+    let mut expiries = ExpiryWatch::default();
     loop {
         while let Some(output) = follower.poll() {
             if let Some(warm) = for_query
@@ -1448,6 +1464,8 @@ async fn replica(
                 let confirmed: Vec<String> = unconfirmed.iter().filter(gone).cloned().collect();
                 w.confirmed_dropped.extend(confirmed);
             }
+            drop(w);
+            clean_up_versions(&world, index, registry, &mut expiries);
         }
         let below = world.borrow().bugs.serve_below_token;
         let mut i = 0;
@@ -1486,6 +1504,7 @@ async fn replica(
                     // (Whoever restarts a replica moves its incarnation on when it does.)
                     incarnation = world.borrow().replica_incarnations[index];
                     follower = start(&world);
+                    expiries = ExpiryWatch::default();
                     FollowerInput::Tick
                 }
                 None => FollowerInput::Tick,
@@ -1583,6 +1602,7 @@ fn new_world(shape: Shape, bugs: Bugs, script: Script) -> (Shared, Vec<ReplicaIn
         dropped_dirs: BTreeSet::new(),
         confirmed_dropped: BTreeSet::new(),
         probe_garbage: true,
+        pins: Vec::new(),
         replica_final: vec![None; shape.replicas],
         reads_served: 0,
         trace: std::collections::hash_map::DefaultHasher::new(),
@@ -1716,6 +1736,49 @@ async fn done_once(world: &Shared, mutation: Mutation) -> bool {
             None => {}
             Some(Err(_)) => return false,
         }
+    }
+}
+
+/// One round of replica `index`'s cleanup of expired versions' files on its `registry`,
+/// with the shipped decision ([`ExpiryWatch`]; [`Bugs::gc_ignores_pins`] plants the way
+/// that ignores pinned readers), checked against the store's registry and the readers'
+/// pins; then a reader pins the oldest version the store retains of one table (time
+/// travel to the oldest: the version closest to expiring).
+fn clean_up_versions(
+    world: &Shared,
+    index: usize,
+    registry: &Registry,
+    expiries: &mut ExpiryWatch,
+) {
+    let mut w = world.borrow_mut();
+    let now_ms = w.now_ms(replica_id(index));
+    let true_ms = w.started.elapsed().as_millis() as u64;
+    w.pins
+        .retain(|p| true_ms.saturating_sub(p.at_ms) < READER_RUNS_MS);
+    let truth = w.registry();
+    for table in registry.tables() {
+        let id = table.meta.id;
+        expiries.observe(id, table.oldest_version(), now_ms);
+        let before = if w.bugs.gc_ignores_pins {
+            table.oldest_version()
+        } else {
+            expiries.cleanup_before(id, now_ms, CLEANUP_GRACE_MS)
+        };
+        if before > 1 {
+            let pins = w.pins.clone();
+            w.checks
+                .versions
+                .collected(index, id, before, true_ms, &truth, &pins, READER_RUNS_MS);
+        }
+    }
+    let tables: Vec<_> = truth.tables().filter(|t| !t.versions.is_empty()).collect();
+    if !tables.is_empty() {
+        let table = tables[thread_rng().gen_range(0..tables.len())];
+        w.pins.push(Pin {
+            table: table.meta.id,
+            version: table.oldest_version(),
+            at_ms: true_ms,
+        });
     }
 }
 
@@ -2476,6 +2539,17 @@ fn collecting_a_table_a_lagging_replica_has_not_seen_is_caught_by_the_garbage_ch
         ..Bugs::default()
     };
     caught_by(CLUSTER, bugs, "garbage");
+}
+
+/// A cleanup of expired versions' files that removes them as soon as they expire takes a
+/// version a reader pinned just before: the versions checker says so.
+#[test]
+fn removing_versions_as_soon_as_they_expire_is_caught_by_the_versions_checker() {
+    let bugs = Bugs {
+        gc_ignores_pins: true,
+        ..Bugs::default()
+    };
+    caught_by(CLUSTER, bugs, "versions");
 }
 
 /// Checks one fleet run's figures: warm reads never call Metasrv, most reads are warm,

@@ -496,7 +496,7 @@ pub struct MaintenanceArgs {
     #[arg(long, env = "LAKE_CLEANUP_EVERY_VERSIONS", default_value_t = lake_query::dataset::Maintenance::DEFAULT.cleanup_every_versions)]
     pub cleanup_every_versions: u64,
     /// Files of a version expired from the history stay at least this many seconds after
-    /// its commit, so queries that pinned it finish.
+    /// this replica first sees it expired, so queries reading it when it expired finish.
     #[arg(long, env = "LAKE_CLEANUP_GRACE_SECS", default_value_t = 3_600)]
     pub cleanup_grace_secs: u64,
     /// How often this replica looks for dropped tables whose files it can remove, in

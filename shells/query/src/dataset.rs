@@ -75,9 +75,9 @@ pub struct Maintenance {
     /// large appends that never need compaction lose their expired versions too (0: only
     /// after a compaction or `OPTIMIZE`).
     pub cleanup_every_versions: u64,
-    /// How long after its commit a version's files stay at least, in ms, even once the
-    /// registry has expired the version: a query that pinned it before it expired gets
-    /// this long to finish (Iceberg's `expire_snapshots(older_than)`).
+    /// How long an expired version's files stay at least, in ms, from when this replica
+    /// first saw it expired ([`lake_core::ExpiryWatch`]): a query that was reading it when
+    /// it expired gets this long to finish.
     pub cleanup_grace_ms: i64,
     /// How often a replica looks for dropped tables' files to remove, in ms (0: never).
     pub dropped_scan_interval_ms: u64,
@@ -205,6 +205,8 @@ pub struct Datasets {
     due: Mutex<Due>,
     /// One lock per table a maintenance run on this replica has worked on, by id.
     busy: Mutex<HashMap<u64, Arc<tokio::sync::Mutex<()>>>>,
+    /// When this replica first saw each table's versions expired ([`Self::clean_up`]).
+    expiries: Mutex<lake_core::ExpiryWatch>,
 }
 
 impl Datasets {
@@ -219,6 +221,7 @@ impl Datasets {
             maintenance: Maintenance::DEFAULT,
             due: Mutex::default(),
             busy: Mutex::default(),
+            expiries: Mutex::default(),
         }
     }
 
@@ -891,6 +894,19 @@ impl Datasets {
         Ok(())
     }
 
+    /// Forgets what this replica kept about table `table_id` for maintenance (its lock,
+    /// when it saw versions expire): the table was dropped.
+    pub fn forget(&self, table_id: u64) {
+        self.busy
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&table_id);
+        self.expiries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .forget(table_id);
+    }
+
     /// This replica's maintenance lock on table `table_id`: one run per table at a time
     /// (waits for the run in progress).
     pub async fn maintenance_lock(&self, table_id: u64) -> tokio::sync::OwnedMutexGuard<()> {
@@ -959,12 +975,13 @@ impl Datasets {
     }
 
     /// Removes the files only expired versions of `table` (a state from this replica's
-    /// catalog cache) reference, and records what went in `optimized`: the versions
-    /// before the oldest one the registry retains ([`TableState::oldest_version`]; a cache
-    /// never runs ahead of Metasrv, so a stale one only keeps more) that committed more
-    /// than [`Maintenance::cleanup_grace_ms`] ago, with the files no retained version
-    /// references; and files no version references (an interrupted write's) once Lance's
-    /// 7 days for unverified files have passed (Lance's `cleanup_old_versions`). Skipped,
+    /// catalog cache) reference, and records what went in `optimized`: the versions that
+    /// this replica saw expired at least [`Maintenance::cleanup_grace_ms`] ago
+    /// ([`lake_core::ExpiryWatch`]: a reader that pinned one while it was retained, here or
+    /// on another replica, finishes first; a cache never runs ahead of Metasrv, so a stale
+    /// one only keeps more), with the files no retained version references; and files no
+    /// version references (an interrupted write's) once Lance's 7 days for unverified
+    /// files have passed (Lance's `cleanup_old_versions`). Skipped,
     /// saying why, while a retained version's manifest is still at its staging path (Lance
     /// lists final manifests only, so it would not see the files that version references).
     /// Hold [`Self::maintenance_lock`].
@@ -987,15 +1004,21 @@ impl Datasets {
             ));
             return Ok(());
         }
+        let now_ms = i64::try_from(crate::ticket::now_ms()).unwrap_or(i64::MAX);
+        let before = {
+            let mut expiries = self.expiries.lock().unwrap_or_else(|p| p.into_inner());
+            expiries.observe(table.meta.id, table.oldest_version(), now_ms);
+            expiries.cleanup_before(table.meta.id, now_ms, self.maintenance.cleanup_grace_ms)
+        };
+        if before <= 1 {
+            // Nothing expired long enough ago.
+            return Ok(());
+        }
         let Some((dataset, _)) = self.open_for_maintenance(table).await? else {
             return Ok(());
         };
         let policy = CleanupPolicy {
-            before_timestamp: Some(
-                chrono::Utc::now()
-                    - chrono::TimeDelta::milliseconds(self.maintenance.cleanup_grace_ms),
-            ),
-            before_version: Some(table.oldest_version()),
+            before_version: Some(before),
             error_if_tagged_old_versions: false,
             ..CleanupPolicy::default()
         };

@@ -1656,10 +1656,11 @@ impl Engine {
                             let engine = engine.clone();
                             let id = lake_core::registry::location_table_id(dir);
                             async move {
-                                match id {
-                                    Some(id) => engine.remove_stage(id).await,
-                                    None => Ok(()),
-                                }
+                                let Some(id) = id else {
+                                    return Ok(());
+                                };
+                                engine.datasets.forget(id);
+                                engine.remove_stage(id).await
                             }
                             .boxed()
                         },

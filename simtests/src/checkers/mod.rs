@@ -12,13 +12,16 @@
 //! * [`replicas`]: a replica never serves below a client's token, never moves backwards,
 //!   serves at a token exactly the commit acknowledged for it, and converges after heal;
 //! * [`garbage`]: a replica's collection of dropped tables' files never takes a live
-//!   table's directory for a dropped one, and once caught up finds every dropped one.
+//!   table's directory for a dropped one, and once caught up finds every dropped one;
+//! * [`versions`]: a replica's cleanup of expired versions' files never removes a version
+//!   Metasrv retains, nor one a reader pinned less than the grace ago.
 
 pub mod commits;
 pub mod fencing;
 pub mod garbage;
 pub mod leadership;
 pub mod replicas;
+pub mod versions;
 
 /// The version of `table` that operation `op` committed, as `registry` records it: its
 /// retained operation ids name the version, and that version's record, unless it expired
@@ -41,7 +44,8 @@ pub fn committed_as(
 /// A broken invariant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
-    /// The checker's family: `commits`, `leadership`, `fencing`, `replicas` or `garbage`.
+    /// The checker's family: `commits`, `leadership`, `fencing`, `replicas`, `garbage` or
+    /// `versions`.
     pub family: &'static str,
     /// What happened.
     pub message: String,
@@ -53,7 +57,7 @@ impl std::fmt::Display for Violation {
     }
 }
 
-/// All five checkers of one run.
+/// All six checkers of one run.
 #[derive(Debug, Default)]
 pub struct Checkers {
     pub commits: commits::Commits,
@@ -61,6 +65,7 @@ pub struct Checkers {
     pub fencing: fencing::Fencing,
     pub replicas: replicas::Replicas,
     pub garbage: garbage::Garbage,
+    pub versions: versions::Versions,
 }
 
 impl Checkers {
@@ -72,6 +77,7 @@ impl Checkers {
             self.fencing.violations(),
             self.replicas.violations(),
             self.garbage.violations(),
+            self.versions.violations(),
         ]
         .concat()
     }
