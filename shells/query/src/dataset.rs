@@ -706,19 +706,26 @@ impl Datasets {
                     "{what} on {table}, a dataset with stable row ids (Lake writes none)"
                 )));
             }
-            let crate::dml::Matched { rows, addresses } = matched(dataset.clone()).await?;
-            let new_fragments = match change {
+            let crate::dml::Matched {
+                rows,
+                addresses,
+                inserted,
+            } = matched(dataset.clone()).await?;
+            let mut new_fragments = match change {
                 Change::Delete => {
                     rows.try_for_each(|_| futures::future::ready(Ok(())))
                         .await?;
                     Vec::new()
                 }
-                Change::Update => self.write_fragments(meta, &dataset, rows).await?,
+                Change::Update | Change::Merge => {
+                    self.write_fragments(meta, &dataset, rows).await?
+                }
             };
+            new_fragments.retain(|f| f.physical_rows != Some(0));
             let addresses =
                 std::mem::take(&mut *addresses.lock().unwrap_or_else(|p| p.into_inner()));
-            let count = addresses.len();
-            if count == 0 {
+            let count = addresses.len() + inserted.load(std::sync::atomic::Ordering::Relaxed);
+            if addresses.is_empty() && new_fragments.is_empty() {
                 return Ok((unchanged(latest), Some(0)));
             }
             let (updated_fragments, removed_fragment_ids) =
@@ -729,12 +736,16 @@ impl Datasets {
                     ))
                 })?;
             let operation_done = match change {
-                Change::Delete => Operation::Delete {
+                // A MERGE that only inserts is an append (it rebases onto anything).
+                _ if addresses.is_empty() => Operation::Append {
+                    fragments: new_fragments,
+                },
+                _ if new_fragments.is_empty() => Operation::Delete {
                     updated_fragments,
                     deleted_fragment_ids: removed_fragment_ids,
                     predicate: String::new(),
                 },
-                Change::Update => Operation::Update {
+                Change::Delete | Change::Update | Change::Merge => Operation::Update {
                     removed_fragment_ids,
                     updated_fragments,
                     new_fragments,

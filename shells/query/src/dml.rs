@@ -38,6 +38,9 @@ pub enum Change {
     Delete,
     /// `UPDATE t SET … [FROM …] [WHERE …]`: the rows are replaced by their new values.
     Update,
+    /// `MERGE INTO t USING … ON … WHEN …` ([`crate::merge`]): rows are updated, deleted and
+    /// inserted.
+    Merge,
 }
 
 impl Change {
@@ -46,18 +49,22 @@ impl Change {
         match self {
             Self::Delete => "DELETE",
             Self::Update => "UPDATE",
+            Self::Merge => "MERGE",
         }
     }
 }
 
-/// The rows a DELETE or UPDATE found at one version: the addresses of the rows it changes
-/// (filled in as `rows` is read) and, for an UPDATE, their new values (for a DELETE,
-/// batches without columns). Read `rows` to the end before looking at `addresses`.
+/// The rows a DELETE, UPDATE or MERGE found at one version: the addresses of the rows it
+/// deletes or replaces (filled in as `rows` is read) and the new rows it writes (an
+/// UPDATE's new values; a MERGE's updated and inserted rows; for a DELETE, batches without
+/// columns). Read `rows` to the end before looking at `addresses` and `inserted`.
 pub struct Matched {
-    /// The new rows (UPDATE), or column-less batches (DELETE).
+    /// The new rows (UPDATE, MERGE), or column-less batches (DELETE).
     pub rows: RowStream,
     /// Addresses (Lance `_rowaddr`) of the rows read so far.
     pub addresses: Arc<Mutex<RoaringTreemap>>,
+    /// Rows among `rows` that replace no row (a MERGE's inserts).
+    pub inserted: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// `input` (the source plan of a DELETE or UPDATE on `target`, as DataFusion planned it)
@@ -149,9 +156,10 @@ pub fn at_version(
             expr.push(address(&projection.input)?);
             LogicalPlan::Projection(Projection::try_new(expr, projection.input)?)
         }
-        (Change::Update, other) => {
+        (change, other) => {
             return Err(QueryError::Unsupported(format!(
-                "UPDATE planned as {}, not as a projection of the new rows",
+                "{} planned as {}, not as a projection of the new rows",
+                change.keyword(),
                 other.display()
             )));
         }
@@ -197,6 +205,59 @@ pub fn split_addresses(
             }
             let kept: Vec<usize> = (0..last).collect();
             Ok(batch.project(&kept)?)
+        })
+        .boxed()
+}
+
+/// `stream` (the rows of [`crate::merge::select`]: action, address, then the target's
+/// columns) as the new rows a MERGE writes (its updated and inserted rows, the target's
+/// columns); the addresses of the rows it updates or deletes go into `addresses`, the
+/// count of inserted rows into `inserted`, as the batches pass. A target row two source
+/// rows match is an error (SQL's cardinality violation: which change wins is undefined).
+pub fn split_merge(
+    stream: SendableRecordBatchStream,
+    addresses: Arc<Mutex<RoaringTreemap>>,
+    inserted: Arc<std::sync::atomic::AtomicU64>,
+) -> RowStream {
+    use crate::merge::{ACTION_DELETE, ACTION_INSERT, ACTION_UPDATE};
+    use arrow::array::{BooleanArray, Int64Array};
+    stream
+        .map(move |batch| {
+            let batch = batch?;
+            let malformed = || QueryError::Execution("MERGE rows came without their action and address".into());
+            if batch.num_columns() < 2 {
+                return Err(malformed());
+            }
+            let actions = batch
+                .column(0)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .ok_or_else(malformed)?;
+            let rows = batch
+                .column(1)
+                .as_any()
+                .downcast_ref::<UInt64Array>()
+                .ok_or_else(malformed)?;
+            let mut seen = addresses.lock().unwrap_or_else(|p| p.into_inner());
+            let mut keep = Vec::with_capacity(batch.num_rows());
+            for i in 0..batch.num_rows() {
+                let action = actions.value(i);
+                if action == ACTION_UPDATE || action == ACTION_DELETE {
+                    if rows.is_null(i) || !seen.insert(rows.value(i)) {
+                        return Err(QueryError::InvalidArgument(
+                            "MERGE matched one row of the target to several rows of the source, so what becomes of it is ambiguous; make ON match each target row at most once"
+                                .into(),
+                        ));
+                    }
+                }
+                if action == ACTION_INSERT {
+                    inserted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                keep.push(action == ACTION_UPDATE || action == ACTION_INSERT);
+            }
+            let kept = arrow::compute::filter_record_batch(&batch, &BooleanArray::from(keep))?;
+            let columns: Vec<usize> = (2..batch.num_columns()).collect();
+            Ok(kept.project(&columns)?)
         })
         .boxed()
 }

@@ -1164,7 +1164,7 @@ impl Engine {
     ) -> Result<(SessionContext, LogicalPlan, Pins, u64), QueryError> {
         if command(&parsed.statement).is_some() {
             return Err(QueryError::InvalidArgument(
-                "GRANT, REVOKE, OPTIMIZE and VACUUM return no rows: run them as an update (ExecuteUpdate), not a query".into(),
+                "GRANT, REVOKE, OPTIMIZE, VACUUM and MERGE return no rows: run them as an update (ExecuteUpdate), not a query".into(),
             ));
         }
         // Before anything is resolved, so a refusal tells nothing of what exists there.
@@ -1245,7 +1245,10 @@ impl Engine {
                 let (need, verb) = match target {
                     Some((
                         _,
-                        kind @ (WriteKind::Insert | WriteKind::Delete | WriteKind::Update),
+                        kind @ (WriteKind::Insert
+                        | WriteKind::Delete
+                        | WriteKind::Update
+                        | WriteKind::Merge),
                     )) => (Privilege::Write, kind.verb()),
                     Some((_, kind)) => (Privilege::Admin, kind.verb()),
                     None => (Privilege::Read, "read"),
@@ -1697,12 +1700,16 @@ impl Engine {
         if let Some(command) = command(&parsed.statement) {
             if !rows.is_empty() {
                 return Err(QueryError::InvalidArgument(
-                    "GRANT, REVOKE, OPTIMIZE and VACUUM take no parameters".into(),
+                    "GRANT, REVOKE, OPTIMIZE, VACUUM and MERGE take no parameters".into(),
                 ));
             }
             return match command? {
                 Command::Access(change) => self.change_access(access, change).await,
                 Command::Optimize(target) => self.optimize(access, &target).await,
+                Command::Merge(merge) => {
+                    self.merge(&parsed, &merge, sql_text, operation_id, access)
+                        .await
+                }
                 Command::Vacuum(target) => {
                     let (namespace, name) = self.lake_target("VACUUM", &target)?;
                     let collected = self
@@ -1834,19 +1841,105 @@ impl Engine {
                 );
                 let rows = match change {
                     Change::Delete => rows,
-                    Change::Update => {
+                    Change::Update | Change::Merge => {
                         let cast = schema.clone();
                         let rows = rows.map(move |batch| cast_batch(&batch?, &cast)).boxed();
                         self.table_rows(meta, &schema, rows)?
                     }
                 };
-                Ok(dml::Matched { rows, addresses })
+                Ok(dml::Matched {
+                    rows,
+                    addresses,
+                    inserted: Arc::default(),
+                })
             }
             .boxed() as futures::future::BoxFuture<'_, _>
         };
         let (committed, count) = self
             .datasets
             .change(&meta, change, operation, matched)
+            .await?;
+        self.await_revision(committed.revision).await;
+        self.maintain_if_due(&meta);
+        Ok(count.map_or(-1, |c| i64::try_from(c).unwrap_or(i64::MAX)))
+    }
+
+    /// Runs a MERGE ([`crate::merge`]) as one new version of its target
+    /// ([`Datasets::change`]) and waits until this replica reads it. Returns the rows
+    /// updated, deleted and inserted; -1 for a replay under the same operation id.
+    ///
+    /// # Errors
+    /// [`QueryError::PermissionDenied`] without write on the target (and read on the
+    /// source); [`QueryError::Unsupported`] for an Iceberg target or what [`crate::merge`]
+    /// refuses; [`QueryError::InvalidArgument`] for a past version of the target, or a
+    /// target row two source rows match; the change's errors.
+    async fn merge(
+        &self,
+        parsed: &ParsedStatement,
+        merge: &datafusion::sql::sqlparser::ast::Merge,
+        sql_text: &str,
+        operation_id: String,
+        access: &Access,
+    ) -> Result<i64, QueryError> {
+        self.check_references(access, parsed)?;
+        let target = crate::merge::target(merge)?;
+        let (namespace, key) = sql::lake_table(&target).ok_or_else(|| {
+            QueryError::Unsupported(format!(
+                "MERGE INTO {target}: Lake merges into its own tables (lake.namespace.table)"
+            ))
+        })?;
+        let (name, spec) = sql::split_table_key(&key);
+        if spec != TimeTravel::Latest {
+            return Err(QueryError::InvalidArgument(
+                "MERGE cannot change a past version of a table".into(),
+            ));
+        }
+        let meta = self.table_meta(&namespace, &name)?;
+        let schema = Arc::new(schema_from_ipc(&meta.schema_ipc)?);
+        let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+        let select = crate::merge::select(merge, &columns)?;
+        let (ctx, _, _) = self.pinned_session(parsed, None, true).await?;
+        let digest = dml::statement_digest(Change::Merge, sql_text, "");
+        let timeout = self.limits.statement_timeout;
+        let matched = |dataset: Arc<lance::Dataset>| {
+            let (ctx, select, meta, schema) = (ctx.clone(), &select, &meta, schema.clone());
+            async move {
+                let (catalog, schema_name, table) = crate::merge::TARGET;
+                let tables = Arc::new(MemorySchemaProvider::new());
+                tables.register_table(
+                    table.to_string(),
+                    Arc::new(LanceTable::with_row_addresses(dataset)),
+                )?;
+                let target = Arc::new(MemoryCatalogProvider::new());
+                target.register_schema(schema_name, tables)?;
+                ctx.register_catalog(catalog, target);
+                let plan = ctx.state().create_logical_plan(select).await?;
+                check_surface(&plan)?;
+                let found = ctx
+                    .execute_logical_plan(plan)
+                    .await?
+                    .execute_stream()
+                    .await?;
+                let (addresses, inserted) = (Arc::default(), Arc::default());
+                let rows = dml::split_merge(
+                    with_deadline(found, timeout),
+                    Arc::clone(&addresses),
+                    Arc::clone(&inserted),
+                );
+                let cast = schema.clone();
+                let rows = rows.map(move |batch| cast_batch(&batch?, &cast)).boxed();
+                let rows = self.table_rows(meta, &schema, rows)?;
+                Ok(dml::Matched {
+                    rows,
+                    addresses,
+                    inserted,
+                })
+            }
+            .boxed() as futures::future::BoxFuture<'_, _>
+        };
+        let (committed, count) = self
+            .datasets
+            .change(&meta, Change::Merge, (operation_id, digest), matched)
             .await?;
         self.await_revision(committed.revision).await;
         self.maintain_if_due(&meta);
@@ -2510,6 +2603,8 @@ enum Command {
     Optimize(datafusion::sql::TableReference),
     /// `VACUUM ns.t`.
     Vacuum(datafusion::sql::TableReference),
+    /// `MERGE INTO …` ([`crate::merge`]).
+    Merge(Box<datafusion::sql::sqlparser::ast::Merge>),
 }
 
 /// The [`Command`] `statement` is, if it is one.
@@ -2519,6 +2614,9 @@ fn command(statement: &datafusion::sql::parser::Statement) -> Option<Result<Comm
     }
     if let Some(target) = sql::vacuum_target(statement) {
         return Some(target.map(Command::Vacuum));
+    }
+    if let Some(merge) = crate::merge::statement(statement) {
+        return Some(Ok(Command::Merge(Box::new(merge.clone()))));
     }
     sql::optimize_target(statement).map(|target| target.map(Command::Optimize))
 }

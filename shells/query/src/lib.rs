@@ -24,6 +24,7 @@ pub mod files;
 pub mod flight;
 pub mod iceberg;
 pub mod jwt;
+pub mod merge;
 pub mod redact;
 pub mod running;
 pub mod scan;

@@ -218,11 +218,13 @@ pub enum WriteKind {
     Delete,
     /// `UPDATE`.
     Update,
+    /// `MERGE INTO`.
+    Merge,
 }
 
 impl WriteKind {
     /// The verb for messages: "write to", "create table", "drop table", "delete from",
-    /// "update".
+    /// "update", "merge into".
     pub fn verb(self) -> &'static str {
         match self {
             Self::Insert => "write to",
@@ -230,6 +232,7 @@ impl WriteKind {
             Self::Drop => "drop table",
             Self::Delete => "delete from",
             Self::Update => "update",
+            Self::Merge => "merge into",
         }
     }
 }
@@ -265,6 +268,12 @@ fn write_targets(statement: &Statement) -> Vec<(TableReference, WriteKind)> {
                 .map(|r| (r, WriteKind::Delete))
                 .collect()
         }
+        Ast::Merge(merge) => match &merge.table {
+            TableFactor::Table { name, .. } => reference(name)
+                .map(|r| vec![(r, WriteKind::Merge)])
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        },
         Ast::Update(update) => match &update.table.relation {
             TableFactor::Table { name, .. } => reference(name)
                 .map(|r| vec![(r, WriteKind::Update)])

@@ -126,3 +126,42 @@ def test_concurrent_deletes_updates_appends_and_compactions_lose_nothing_and_res
     # And once more after a final compaction.
     query(conn, f"OPTIMIZE {t}")
     assert rows(conn, f"SELECT * FROM {t}") == expected
+
+
+def test_merge_counts_its_rows_is_one_version_and_refuses_an_ambiguous_match(server, conn, unique_ns):
+    t, s = f"{unique_ns}.m", f"{unique_ns}.src"
+    query(conn, f"CREATE TABLE {t} (id BIGINT NOT NULL, v BIGINT)")  # version 1
+    query(conn, f"INSERT INTO {t} VALUES (1, 10), (2, 20), (3, 30)")  # version 2
+    query(conn, f"CREATE TABLE {s} (id BIGINT, v BIGINT)")
+    query(conn, f"INSERT INTO {s} VALUES (2, 200), (3, NULL), (4, 400)")
+    merge = (f"MERGE INTO {t} AS t USING {s} AS s ON t.id = s.id "
+             "WHEN MATCHED AND s.v IS NULL THEN DELETE "
+             "WHEN MATCHED THEN UPDATE SET v = s.v "
+             "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)")
+    # One updated, one deleted, one inserted: 3 rows, one version (3).
+    assert query(conn, merge).to_pylist() == [{"count": 3}]
+    assert rows(conn, f"SELECT * FROM {t}") == [(1, 10), (2, 200), (4, 400)]
+    assert rows(conn, f"SELECT * FROM {t} VERSION AS OF 2") == [(1, 10), (2, 20), (3, 30)]
+    with pytest.raises(flightsql.Error, match="4"):
+        query(conn, f"SELECT * FROM {t} VERSION AS OF 4")
+    # A keyed retry is a replay: nothing is inserted twice.
+    client = flight_client(server)
+    again = f"MERGE INTO lake.{t} AS t USING lake.{s} AS s ON t.id = s.id WHEN NOT MATCHED THEN INSERT VALUES (s.id + 10, 0)"
+    command = prepared_statement_cmd(client, again)
+    keyed = fl.FlightCallOptions(headers=[(b"idempotency-key", f"{unique_ns}-m".encode())])
+    totals = [client.get_flight_info(fl.FlightDescriptor.for_command(command), keyed).total_records
+              for _ in range(2)]
+    assert totals == [1, -1]
+    assert rows(conn, f"SELECT * FROM {t}") == [(1, 10), (2, 200), (4, 400), (13, 0)]
+    # Two source rows for one target row: refused, nothing changes.
+    query(conn, f"INSERT INTO {s} VALUES (2, 201)")
+    with pytest.raises(flightsql.Error, match="several rows of the source"):
+        query(conn, f"MERGE INTO {t} AS t USING {s} AS s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v")
+    # A NOT NULL column the INSERT leaves out, a clause that cannot be: refused.
+    with pytest.raises(flightsql.Error, match="id"):
+        query(conn, f"MERGE INTO {t} AS t USING {s} AS s ON t.id = s.id WHEN NOT MATCHED THEN INSERT (v) VALUES (s.v)")
+    with pytest.raises(flightsql.Error, match="not allowed in a NOT MATCHED"):
+        query(conn, f"MERGE INTO {t} AS t USING {s} AS s ON t.id = s.id WHEN NOT MATCHED THEN DELETE")
+    with pytest.raises(flightsql.Error, match="read-only|merges into its own"):
+        query(conn, f"MERGE INTO iceberg.db.t AS t USING {s} AS s ON t.id = s.id WHEN MATCHED THEN DELETE")
+    assert rows(conn, f"SELECT * FROM {t}") == [(1, 10), (2, 200), (4, 400), (13, 0)]
