@@ -1128,7 +1128,7 @@ impl Datasets {
             .await?;
         if description.meta.id != meta.id {
             return Err(QueryError::NotFound(format!(
-                "table {}.{} was dropped (and recreated) while this append was planned",
+                "table {}.{} was dropped (and recreated) while this write was planned",
                 meta.namespace, meta.name
             )));
         }

@@ -85,6 +85,34 @@ pub fn at_version(
     dataset: &Arc<Dataset>,
     change: Change,
 ) -> Result<LogicalPlan, QueryError> {
+    // Aggregates and window functions of the statement itself (a subquery may have
+    // them): DataFusion plans a DELETE's or UPDATE's expressions without the check a
+    // SELECT's WHERE gets.
+    let mut misplaced = None;
+    input.apply(|node| {
+        if matches!(node, LogicalPlan::Filter(_) | LogicalPlan::Projection(_)) {
+            for expr in node.expressions() {
+                let found = expr.exists(|e| {
+                    Ok(matches!(
+                        e,
+                        Expr::AggregateFunction(_) | Expr::WindowFunction(_)
+                    ))
+                })?;
+                if found {
+                    misplaced = Some(expr);
+                    return Ok(TreeNodeRecursion::Stop);
+                }
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    if let Some(expr) = misplaced {
+        return Err(QueryError::InvalidArgument(format!(
+            "{}: aggregate and window functions are not allowed in its WHERE or SET ({}); compute them in a subquery",
+            change.keyword(),
+            expr.clone().unalias().schema_name()
+        )));
+    }
     if dataset.schema().field(ROW_ADDR).is_some() {
         return Err(QueryError::Unsupported(format!(
             "{} on a table with a column named {ROW_ADDR}, which Lance reserves",

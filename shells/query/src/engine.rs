@@ -2526,7 +2526,7 @@ impl FileCheck {
     async fn check(&self, batch: &RecordBatch) -> Result<(), QueryError> {
         let table = &self.table;
         let refused = |column: &str, e: &dyn std::fmt::Display| {
-            QueryError::InvalidArgument(format!("append to {table} refused: column {column}: {e}"))
+            QueryError::InvalidArgument(format!("write to {table} refused: column {column}: {e}"))
         };
         // One check per distinct (uri, size, sha256).
         let mut files: BTreeMap<(String, u64, String), (lake_sdk::FileRef, String)> =
@@ -2547,7 +2547,7 @@ impl FileCheck {
                     QueryError::Execution(format!("checking FILE values of {table}: {e}"))
                 }
                 other => QueryError::InvalidArgument(format!(
-                    "append to {table} refused: column {column}: {other}"
+                    "write to {table} refused: column {column}: {other}"
                 )),
             })
         });

@@ -23,9 +23,9 @@ use datafusion::sql::TableReference;
 use datafusion::sql::parser::{DFParserBuilder, Statement};
 use datafusion::sql::resolve::resolve_table_references;
 use datafusion::sql::sqlparser::ast::{
-    Expr, FromTable, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName,
-    ObjectNamePart, Statement as Ast, TableAlias, TableFactor, TableObject, TableVersion, Value,
-    Visit, VisitMut, Visitor, VisitorMut,
+    AssignmentTarget, Expr, FromTable, FunctionArg, FunctionArgExpr, FunctionArguments, Ident,
+    ObjectName, ObjectNamePart, Statement as Ast, TableAlias, TableFactor, TableObject,
+    TableVersion, Value, Visit, VisitMut, Visitor, VisitorMut,
 };
 use datafusion::sql::sqlparser::dialect::{Dialect, GenericDialect};
 use datafusion::sql::sqlparser::keywords::Keyword;
@@ -687,6 +687,7 @@ pub fn parse(sql: &str) -> Result<ParsedStatement, QueryError> {
     let mut factors = TableFactors::default();
     visit_statement(&statement, &mut factors);
     tables.retain(|t| !factors.functions.contains(t) || factors.tables.contains(t));
+    normalize_assignments(&mut statement)?;
     let targets = write_targets(&statement);
     Ok(ParsedStatement {
         statement,
@@ -694,6 +695,77 @@ pub fn parse(sql: &str) -> Result<ParsedStatement, QueryError> {
         functions: factors.functions,
         targets,
     })
+}
+
+/// Checks and normalizes the columns an `UPDATE … SET` assigns, which DataFusion 54 takes
+/// as written (`SET V = 1` would miss column `v`, `SET other.v = 1` would write `v`, and a
+/// column assigned twice would keep the last value): each becomes its bare name, unquoted
+/// names lowercased as everywhere else in SQL (DataFusion's identifier normalization); a
+/// qualifier must name the table being updated (its alias, or its name).
+///
+/// # Errors
+/// [`QueryError::InvalidArgument`] for a qualifier that names another table, or a column
+/// assigned twice (as PostgreSQL and DuckDB refuse it).
+fn normalize_assignments(statement: &mut Statement) -> Result<(), QueryError> {
+    let Statement::Statement(ast) = statement else {
+        return Ok(());
+    };
+    let Ast::Update(update) = ast.as_mut() else {
+        return Ok(());
+    };
+    let normalized = |ident: &Ident| {
+        if ident.quote_style.is_some() {
+            ident.value.clone()
+        } else {
+            ident.value.to_lowercase()
+        }
+    };
+    let (table, alias) = match &update.table.relation {
+        TableFactor::Table { name, alias, .. } => (
+            name.0
+                .iter()
+                .filter_map(|p| p.as_ident())
+                .map(normalized)
+                .collect::<Vec<_>>(),
+            alias.as_ref().map(|a| normalized(&a.name)),
+        ),
+        _ => return Ok(()),
+    };
+    let mut assigned = std::collections::BTreeSet::new();
+    for assignment in &mut update.assignments {
+        let AssignmentTarget::ColumnName(name) = &mut assignment.target else {
+            continue;
+        };
+        let parts: Vec<String> = name
+            .0
+            .iter()
+            .filter_map(|p| p.as_ident())
+            .map(normalized)
+            .collect();
+        let Some((column, qualifier)) = parts.split_last() else {
+            continue;
+        };
+        if !qualifier.is_empty() {
+            // The alias when there is one (as in SQL), else the table's name or its tail.
+            let names_target = match &alias {
+                Some(alias) => qualifier.len() == 1 && &qualifier[0] == alias,
+                None => table.ends_with(qualifier),
+            };
+            if !names_target {
+                return Err(QueryError::InvalidArgument(format!(
+                    "UPDATE … SET {name}: the column's qualifier must name the table being updated ({}); or write the bare column",
+                    alias.clone().unwrap_or_else(|| table.join("."))
+                )));
+            }
+        }
+        if !assigned.insert(column.clone()) {
+            return Err(QueryError::InvalidArgument(format!(
+                "UPDATE … SET assigns column {column} more than once"
+            )));
+        }
+        *name = ObjectName::from(vec![Ident::with_quote('"', column.clone())]);
+    }
+    Ok(())
 }
 
 /// Refuses a statement with more than [`CHAIN_MAX`] set operations or joins, counted on its

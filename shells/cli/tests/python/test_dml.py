@@ -33,10 +33,13 @@ def test_each_change_is_a_version_and_time_travel_reads_the_ones_before(conn, un
     assert rows(conn, f"SELECT * FROM {t} VERSION AS OF 4") == [(1, "a"), (3, "c!")]
     with pytest.raises(flightsql.Error, match="5"):
         query(conn, f"SELECT * FROM {t} VERSION AS OF 5")
-    # A prepared statement's parameters.
+    # A prepared statement's parameters; unquoted names in any case, the table's own
+    # qualifier.
     with conn.cursor() as cur:
-        cur.execute(f"UPDATE {t} SET s = ? WHERE id = ?", parameters=("z", 1))
+        cur.execute(f"UPDATE {t} SET S = ? WHERE ID = ?", parameters=("z", 1))
     assert rows(conn, f"SELECT * FROM {t}") == [(1, "z"), (3, "c!")]
+    query(conn, f"UPDATE {t} AS x SET x.s = 'y' WHERE x.id = 3")
+    assert rows(conn, f"SELECT * FROM {t}") == [(1, "z"), (3, "y")]
 
 
 def test_a_keyed_retry_of_an_update_changes_the_rows_once(server, conn, unique_ns):
@@ -70,7 +73,12 @@ def test_a_keyed_retry_of_an_update_changes_the_rows_once(server, conn, unique_n
     ("DELETE FROM {t} WHERE id = 1 RETURNING id", "returning"),
     ("DELETE FROM lake.{ns}.missing WHERE id = 1", "missing"),
     ("DELETE FROM iceberg.db.t", "read-only"),
-], ids=["overflow", "from", "column", "type", "past", "returning", "missing", "iceberg"])
+    ("UPDATE {t} SET v = 1, V = 2", "more than once"),
+    ("UPDATE {t} SET other.v = 1", "qualifier must name the table"),
+    ("DELETE FROM {t} WHERE v = max(v)", "aggregate and window functions"),
+    ("UPDATE {t} SET v = row_number() OVER ()", "aggregate and window functions"),
+], ids=["overflow", "from", "column", "type", "past", "returning", "missing", "iceberg", "twice",
+        "qualifier", "aggregate", "window"])
 def test_a_refusal_says_why_and_changes_nothing(conn, unique_ns, sql, message):
     t, o = f"{unique_ns}.r", f"{unique_ns}.o"
     query(conn, f"CREATE TABLE {t} (id BIGINT, v INTEGER)")
