@@ -361,6 +361,7 @@ fn analyzer_rules() -> Vec<Arc<dyn datafusion::optimizer::AnalyzerRule + Send + 
         .position(|rule| rule.name() == "type_coercion")
         .unwrap_or(rules.len());
     rules.insert(coercion, Arc::new(crate::exact_sums::ExactSums));
+    rules.push(Arc::new(crate::decimal_literals::DecimalLiterals));
     rules.push(Arc::new(crate::checked_integers::CheckedIntegers));
     rules.push(Arc::new(crate::canonical_float::CanonicalFloats));
     rules

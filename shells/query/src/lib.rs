@@ -16,6 +16,7 @@ pub mod canonical_float;
 pub mod catalog;
 pub mod checked_integers;
 pub mod dataset;
+pub mod decimal_literals;
 pub mod dml;
 pub mod engine;
 mod error;
