@@ -58,7 +58,7 @@ use lake_core::{
     ManifestRef, Registry, Retention, StoreError,
 };
 use lake_simtests::checkers::Checkers;
-use lake_simtests::checkers::versions::Pin;
+use lake_simtests::checkers::versions::{Cleanup, Pin};
 use lake_simtests::store::{Faults as StoreFaults, Faulty, SimStore};
 use madsim::rand::{Rng, thread_rng};
 use madsim::time::{Instant, sleep};
@@ -1766,9 +1766,15 @@ fn clean_up_versions(
         };
         if before > 1 {
             let pins = w.pins.clone();
+            let cleanup = Cleanup {
+                replica: index,
+                table: id,
+                before,
+                at_ms: true_ms,
+            };
             w.checks
                 .versions
-                .collected(index, id, before, true_ms, &truth, &pins, READER_RUNS_MS);
+                .collected(cleanup, &truth, &pins, READER_RUNS_MS);
         }
     }
     let tables: Vec<_> = truth.tables().filter(|t| !t.versions.is_empty()).collect();

@@ -631,16 +631,19 @@ impl Datasets {
         }
     }
 
-    /// Commits a DELETE or UPDATE on `meta`'s table as one new version, under `operation`
-    /// (its id and [`crate::dml::statement_digest`]). `matched` finds the rows at a
-    /// version ([`crate::dml::Matched`]); it runs on the latest version Metasrv
+    /// Commits a DELETE, UPDATE or MERGE on `meta`'s table as one new version, under
+    /// `operation` (its id and [`crate::dml::statement_digest`]). `matched` finds the rows
+    /// at a version ([`crate::dml::Matched`]); it runs on the latest version Metasrv
     /// describes, and again on the new latest whenever the commit loses to a write it
-    /// conflicts with (Lance's conflict resolution: a DELETE or UPDATE rebases onto an
-    /// append, and conflicts with another change or a compaction of the same rows), so the
-    /// committed change is always computed from the version it replaces. Returns the
-    /// commit and the rows changed: `None` for a replay (the statement committed before
-    /// under the same id and digest; nothing is done again). No row matched: no new
-    /// version, and the latest is returned.
+    /// conflicts with (Lance's conflict resolution: a change rebases onto an append, and
+    /// conflicts with another change or a compaction of the same rows), so the committed
+    /// change is always computed from the version it replaces. The rows replaced are
+    /// marked in deletion vectors and the new rows written as new fragments: Lance's
+    /// `Delete` (nothing new), `Append` (nothing replaced: a MERGE that only inserts) or
+    /// `Update` in rewrite-rows mode. Returns the commit and the rows changed (replaced,
+    /// plus inserted): `None` for a replay (the statement committed before under the same
+    /// id and digest; nothing is done again). Nothing to change: no new version, and the
+    /// latest is returned.
     ///
     /// # Errors
     /// [`QueryError::Conflict`] when the id was used with another statement;
@@ -718,7 +721,7 @@ impl Datasets {
                     Vec::new()
                 }
                 Change::Update | Change::Merge => {
-                    self.write_fragments(meta, &dataset, rows).await?
+                    self.write_fragments(meta, what, &dataset, rows).await?
                 }
             };
             new_fragments.retain(|f| f.physical_rows != Some(0));
@@ -735,17 +738,19 @@ impl Datasets {
                         first_line(&e.to_string())
                     ))
                 })?;
-            let operation_done = match change {
+            let operation_done = if addresses.is_empty() {
                 // A MERGE that only inserts is an append (it rebases onto anything).
-                _ if addresses.is_empty() => Operation::Append {
+                Operation::Append {
                     fragments: new_fragments,
-                },
-                _ if new_fragments.is_empty() => Operation::Delete {
+                }
+            } else if new_fragments.is_empty() {
+                Operation::Delete {
                     updated_fragments,
                     deleted_fragment_ids: removed_fragment_ids,
                     predicate: String::new(),
-                },
-                Change::Delete | Change::Update | Change::Merge => Operation::Update {
+                }
+            } else {
+                Operation::Update {
                     removed_fragment_ids,
                     updated_fragments,
                     new_fragments,
@@ -761,7 +766,7 @@ impl Datasets {
                     update_mode: Some(lance::dataset::transaction::UpdateMode::RewriteRows),
                     inserted_rows_filter: None,
                     updated_fragment_offsets: None,
-                },
+                }
             };
             let result = CommitBuilder::new(dataset.clone())
                 .with_affected_rows(lance_select::RowAddrTreeMap::from(addresses))
@@ -783,11 +788,13 @@ impl Datasets {
         )))
     }
 
-    /// Writes `rows` (batches of `dataset`'s schema) as new fragments of `dataset`, not
-    /// committed; a row stream's own error is what this fails with.
+    /// Writes `rows` (batches of `dataset`'s schema) as new fragments of `dataset` for a
+    /// `what` (UPDATE, MERGE), not committed; a row stream's own error is what this fails
+    /// with.
     async fn write_fragments(
         &self,
         meta: &TableMeta,
+        what: &str,
         dataset: &Arc<Dataset>,
         rows: RowStream,
     ) -> Result<Vec<lance_table::format::Fragment>, QueryError> {
@@ -821,14 +828,14 @@ impl Datasets {
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .take()
-                    .unwrap_or_else(|| classify(meta, "UPDATE", e))
+                    .unwrap_or_else(|| classify(meta, what, e))
             })?;
         match written.operation {
             Operation::Append { fragments } | Operation::Overwrite { fragments, .. } => {
                 Ok(fragments)
             }
             other => Err(QueryError::Execution(format!(
-                "writing an UPDATE's rows gave Lance operation {other}, not an append"
+                "writing the rows of a {what} gave Lance operation {other}, not an append"
             ))),
         }
     }

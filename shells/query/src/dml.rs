@@ -270,13 +270,12 @@ pub fn split_merge(
             let mut keep = Vec::with_capacity(batch.num_rows());
             for i in 0..batch.num_rows() {
                 let action = actions.value(i);
-                if action == ACTION_UPDATE || action == ACTION_DELETE {
-                    if rows.is_null(i) || !seen.insert(rows.value(i)) {
-                        return Err(QueryError::InvalidArgument(
-                            "MERGE matched one row of the target to several rows of the source, so what becomes of it is ambiguous; make ON match each target row at most once"
-                                .into(),
-                        ));
-                    }
+                let replaces = action == ACTION_UPDATE || action == ACTION_DELETE;
+                if replaces && (rows.is_null(i) || !seen.insert(rows.value(i))) {
+                    return Err(QueryError::InvalidArgument(
+                        "MERGE matched one row of the target to several rows of the source, so what becomes of it is ambiguous; make ON match each target row at most once"
+                            .into(),
+                    ));
                 }
                 if action == ACTION_INSERT {
                     inserted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

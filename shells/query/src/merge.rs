@@ -120,8 +120,7 @@ pub fn select(merge: &Merge, columns: &[String]) -> Result<String, QueryError> {
     let matched = format!("{t}.{ROW_ADDR} IS NOT NULL AND {s}.{PRESENT} IS NOT NULL");
     let by_target = format!("{t}.{ROW_ADDR} IS NULL");
     let by_source = format!("{s}.{PRESENT} IS NULL");
-    // Per clause: its guard, its action, and its value per target column (None: NULL).
-    let mut arms: Vec<(String, i64, Vec<Option<String>>)> = Vec::new();
+    let mut arms: Vec<Arm> = Vec::new();
     let (mut has_by_target, mut has_by_source) = (false, false);
     for clause in &merge.clauses {
         let kind = match clause.clause_kind {
@@ -228,13 +227,17 @@ pub fn select(merge: &Merge, columns: &[String]) -> Result<String, QueryError> {
                 )));
             }
         };
-        arms.push((guard, action, values));
+        arms.push(Arm {
+            guard,
+            action,
+            values,
+        });
     }
-    let case = |value: &dyn Fn(&(String, i64, Vec<Option<String>>)) -> Option<String>| {
+    let case = |value: &dyn Fn(&Arm) -> Option<String>| {
         let mut out = String::from("CASE");
         for arm in &arms {
             if let Some(v) = value(arm) {
-                out.push_str(&format!(" WHEN {} THEN {v}", arm.0));
+                out.push_str(&format!(" WHEN {} THEN {v}", arm.guard));
             }
         }
         if out == "CASE" {
@@ -246,14 +249,14 @@ pub fn select(merge: &Merge, columns: &[String]) -> Result<String, QueryError> {
     let mut projection = vec![
         format!(
             "{} AS {ACTION_COLUMN}",
-            case(&|(_, action, _)| Some(action.to_string()))
+            case(&|arm| Some(arm.action.to_string()))
         ),
         format!("{t}.{ROW_ADDR} AS {ADDRESS_COLUMN}"),
     ];
     for (i, column) in columns.iter().enumerate() {
         projection.push(format!(
             "{} AS {}",
-            case(&|(_, _, values)| values[i].clone()),
+            case(&|arm| arm.values[i].clone()),
             quoted(column)
         ));
     }
@@ -269,6 +272,14 @@ pub fn select(merge: &Merge, columns: &[String]) -> Result<String, QueryError> {
         projection.join(", "),
         merge.on
     ))
+}
+
+/// One WHEN clause, translated: the condition that takes a row, what it does, and its
+/// value per target column (`None`: NULL).
+struct Arm {
+    guard: String,
+    action: i64,
+    values: Vec<Option<String>>,
 }
 
 /// The source of a MERGE rendered with a column marking its rows ([`PRESENT`]), and the

@@ -17,6 +17,16 @@ pub struct Pin {
     pub at_ms: u64,
 }
 
+/// A replica's cleanup: replica `replica` would remove the files of `table`'s versions
+/// before `before`, at `at_ms` (true time, as [`Pin::at_ms`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cleanup {
+    pub replica: usize,
+    pub table: TableId,
+    pub before: u64,
+    pub at_ms: u64,
+}
+
 /// See the module docs.
 #[derive(Debug, Default)]
 pub struct Versions {
@@ -24,19 +34,16 @@ pub struct Versions {
 }
 
 impl Versions {
-    /// Replica `replica`'s cleanup at true time `now_ms` would remove the files of
-    /// `table`'s versions before `before`; `truth` is the durable registry of the moment,
-    /// `pins` the readers that pinned a version less than `running_ms` ago.
-    pub fn collected(
-        &mut self,
-        replica: usize,
-        table: TableId,
-        before: u64,
-        now_ms: u64,
-        truth: &Registry,
-        pins: &[Pin],
-        running_ms: u64,
-    ) {
+    /// `cleanup` (what one replica's cleanup would remove, and when), while `truth` is the
+    /// durable registry and `pins` the readers that pinned a version less than
+    /// `running_ms` ago (true time).
+    pub fn collected(&mut self, cleanup: Cleanup, truth: &Registry, pins: &[Pin], running_ms: u64) {
+        let Cleanup {
+            replica,
+            table,
+            before,
+            at_ms: now_ms,
+        } = cleanup;
         if let Some(state) = truth.table_by_id(table)
             && !state.versions.is_empty()
             && before > state.oldest_version()
