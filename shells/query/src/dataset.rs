@@ -584,10 +584,10 @@ impl Datasets {
             let store = Arc::new(self.writer(
                 meta,
                 operation.clone(),
-                matches!(transaction.operation, Operation::Overwrite { .. }),
+                matches!(transaction.operation, Operation::Overwrite { .. }).then_some(1),
             ));
             // Commit: Lance rebases an append onto whatever version is latest now; a first
-            // version commits only as version 1 ([`MetasrvManifests::first_version_only`]).
+            // version commits only as version 1 ([`MetasrvManifests::only_version`]).
             let result = CommitBuilder::new(uri.as_str())
                 .with_commit_handler(Arc::new(ExternalManifestCommitHandler {
                     external_manifest_store: store.clone(),
@@ -692,7 +692,9 @@ impl Datasets {
             let Some(latest) = description.versions.last().map(|v| v.version) else {
                 return Ok((unchanged(0), Some(0)));
             };
-            let store = Arc::new(self.writer(meta, Some(operation.clone()), false));
+            // A MERGE read the whole table: it commits on exactly what it read.
+            let only = (change == Change::Merge).then_some(latest + 1);
+            let store = Arc::new(self.writer(meta, Some(operation.clone()), only));
             let dataset = match self.load_version(meta, latest, store.clone()).await {
                 Ok(dataset) => Arc::new(dataset),
                 // The manifest Metasrv named moved from its staging path to its final one
@@ -768,8 +770,13 @@ impl Datasets {
                     updated_fragment_offsets: None,
                 }
             };
-            let result = CommitBuilder::new(dataset.clone())
-                .with_affected_rows(lance_select::RowAddrTreeMap::from(addresses))
+            let mut commit = CommitBuilder::new(dataset.clone())
+                .with_affected_rows(lance_select::RowAddrTreeMap::from(addresses));
+            if only.is_some() {
+                // One attempt: a lost race re-runs the MERGE here, not a rebase in Lance.
+                commit = commit.with_max_retries(1);
+            }
+            let result = commit
                 .execute(Transaction::new(latest, operation_done, None))
                 .await
                 .map(|dataset| self.note_due(meta.id, &dataset));
@@ -1065,7 +1072,7 @@ impl Datasets {
         let Some(latest) = table.versions.last().map(|v| v.version) else {
             return Ok(None);
         };
-        let store = Arc::new(self.writer(meta, None, false));
+        let store = Arc::new(self.writer(meta, None, None));
         let dataset = self.open_version(meta, latest, store.clone()).await?;
         Ok(Some((dataset, store)))
     }
@@ -1104,19 +1111,20 @@ impl Datasets {
     }
 
     /// The manifest store a write to `meta` commits through, under `operation` (an
-    /// append's id and payload digest).
+    /// append's id and payload digest), that commits only as `only_version` when given
+    /// ([`MetasrvManifests::only_version`]).
     fn writer(
         &self,
         meta: &TableMeta,
         operation: Option<(String, Digest)>,
-        first_version_only: bool,
+        only_version: Option<u64>,
     ) -> MetasrvManifests {
         MetasrvManifests {
             metasrv: self.metasrv.clone(),
             local_dir: self.local_dir(meta),
             meta: meta.clone(),
             operation,
-            first_version_only,
+            only_version,
             committed: Mutex::new(None),
             unknown: Mutex::new(None),
         }
@@ -1573,11 +1581,14 @@ struct MetasrvManifests {
     local_dir: Option<std::path::PathBuf>,
     meta: TableMeta,
     operation: Option<(String, Digest)>,
-    /// The commit creates the dataset: only version 1 may be committed. Lance would commit
-    /// a first version's Overwrite on top of a dataset another writer created meanwhile,
-    /// replacing that writer's rows; refused as a lost race, the files are committed again
-    /// as an append instead.
-    first_version_only: bool,
+    /// The one version this write may commit as; any other is refused as a lost race.
+    /// Version 1 for a commit that creates the dataset: Lance would commit a first
+    /// version's Overwrite on top of a dataset another writer created meanwhile, replacing
+    /// that writer's rows; the files are committed again as an append instead. The version
+    /// after the one read for a MERGE: Lance would rebase it onto rows appended meanwhile
+    /// that its join never saw (two upserts of one key would both insert it); it runs again
+    /// on the new latest instead.
+    only_version: Option<u64>,
     /// What Metasrv answered to our compare-and-swap.
     committed: Mutex<Option<Committed>>,
     /// Why the compare-and-swap's outcome stayed unknown, if it did.
@@ -1629,11 +1640,26 @@ impl MetasrvManifests {
             path: relative(base_uri, path),
             size_bytes: size,
         };
-        if self.first_version_only && version != 1 {
-            return Resolution::NotOurs(lance::Error::dataset_already_exists(format!(
-                "{}.{}",
-                self.meta.namespace, self.meta.name
-            )));
+        match self.only_version {
+            Some(1) if version != 1 => {
+                return Resolution::NotOurs(lance::Error::dataset_already_exists(format!(
+                    "{}.{}",
+                    self.meta.namespace, self.meta.name
+                )));
+            }
+            Some(only) if version != only => {
+                return Resolution::NotOurs(lance::Error::retryable_commit_conflict_source(
+                    version,
+                    format!(
+                        "{}.{} changed since version {} was read",
+                        self.meta.namespace,
+                        self.meta.name,
+                        only - 1
+                    )
+                    .into(),
+                ));
+            }
+            _ => {}
         }
         let operation = self
             .operation

@@ -20,8 +20,8 @@ use std::collections::BTreeMap;
 
 use datafusion::sql::TableReference;
 use datafusion::sql::sqlparser::ast::{
-    AssignmentTarget, Ident, Merge, MergeAction, MergeClauseKind, MergeInsertKind, ObjectName,
-    Statement as Ast, TableFactor,
+    AssignmentTarget, Expr, Ident, Merge, MergeAction, MergeClauseKind, MergeInsertKind,
+    ObjectName, Statement as Ast, TableFactor,
 };
 
 use crate::QueryError;
@@ -134,6 +134,14 @@ pub fn select(merge: &Merge, columns: &[String]) -> Result<String, QueryError> {
                 &by_source
             }
         };
+        // What a clause may name: no target row when not matched by target, no source row
+        // when not matched by source.
+        let absent = match clause.clause_kind {
+            MergeClauseKind::Matched => None,
+            MergeClauseKind::NotMatched | MergeClauseKind::NotMatchedByTarget => Some(&t),
+            MergeClauseKind::NotMatchedBySource => Some(&s),
+        };
+        check_clause(clause, absent)?;
         let guard = match &clause.predicate {
             Some(p) => format!("({kind}) AND ({p})"),
             None => kind.clone(),
@@ -159,6 +167,18 @@ pub fn select(merge: &Merge, columns: &[String]) -> Result<String, QueryError> {
                             "MERGE … UPDATE SET (a, b) = …: assign each column on its own".into(),
                         ));
                     };
+                    if let [qualifier, _] = column.0.as_slice()
+                        && qualifier.as_ident().map(normalized) != Some(normalized(&t))
+                    {
+                        return Err(QueryError::InvalidArgument(format!(
+                            "MERGE … UPDATE SET {column}: a column's qualifier must name the target ({t}); or write the bare column"
+                        )));
+                    }
+                    if column.0.len() > 2 {
+                        return Err(QueryError::InvalidArgument(format!(
+                            "MERGE … UPDATE SET {column}: write the bare column"
+                        )));
+                    }
                     let i = column_index(&known, column, columns)?;
                     if std::mem::replace(&mut assigned[i], true) {
                         return Err(QueryError::InvalidArgument(format!(
@@ -254,9 +274,11 @@ pub fn select(merge: &Merge, columns: &[String]) -> Result<String, QueryError> {
         format!("{t}.{ROW_ADDR} AS {ADDRESS_COLUMN}"),
     ];
     for (i, column) in columns.iter().enumerate() {
+        // Every clause gives every column (NULL where an INSERT leaves it out), so a row
+        // never takes a value from a later clause.
         projection.push(format!(
             "{} AS {}",
-            case(&|arm| arm.values[i].clone()),
+            case(&|arm| Some(arm.values[i].clone().unwrap_or_else(|| "NULL".into()))),
             quoted(column)
         ));
     }
@@ -327,13 +349,69 @@ fn column_index(
     name: &ObjectName,
     columns: &[String],
 ) -> Result<usize, QueryError> {
-    let column = last_ident(name).value;
+    let column = normalized(&last_ident(name));
     known.get(column.as_str()).copied().ok_or_else(|| {
         QueryError::InvalidArgument(format!(
             "MERGE names column {column}, which the target does not have; its columns: [{}]",
             columns.join(", ")
         ))
     })
+}
+
+/// An identifier as SQL resolves it: unquoted ones lowercased (DataFusion's identifier
+/// normalization), quoted ones as written.
+fn normalized(ident: &Ident) -> String {
+    if ident.quote_style.is_some() {
+        ident.value.clone()
+    } else {
+        ident.value.to_lowercase()
+    }
+}
+
+/// Refuses in `clause` (its condition and values) what the translation cannot give a
+/// meaning: a column of `absent` (the target or source alias, which has no row in this
+/// kind of clause; it would read as NULL), a subquery (DataFusion cannot run one inside
+/// the translation's CASE), a window function (there is no window over the rows a MERGE
+/// changes).
+///
+/// # Errors
+/// [`QueryError::InvalidArgument`] or [`QueryError::Unsupported`] naming the expression.
+fn check_clause(
+    clause: &datafusion::sql::sqlparser::ast::MergeClause,
+    absent: Option<&Ident>,
+) -> Result<(), QueryError> {
+    use datafusion::sql::sqlparser::ast::visit_expressions;
+    let mut refusal = None;
+    let _ = visit_expressions(clause, |expr: &Expr| {
+        refusal = match expr {
+            Expr::CompoundIdentifier(parts)
+                if parts.len() > 1
+                    && absent.is_some_and(|a| normalized(&parts[0]) == normalized(a)) =>
+            {
+                Some(QueryError::InvalidArgument(format!(
+                    "MERGE … WHEN {}: {expr} names {}, which has no row in this clause",
+                    clause.clause_kind, parts[0]
+                )))
+            }
+            Expr::Exists { .. } | Expr::InSubquery { .. } | Expr::Subquery(_) => {
+                Some(QueryError::Unsupported(format!(
+                    "MERGE … WHEN {}: a subquery ({expr}) in a clause; join what it reads into the source (USING (SELECT …))",
+                    clause.clause_kind
+                )))
+            }
+            Expr::Function(f) if f.over.is_some() => Some(QueryError::InvalidArgument(format!(
+                "MERGE … WHEN {}: window function {expr} in a clause; compute it in the source",
+                clause.clause_kind
+            ))),
+            _ => None,
+        };
+        if refusal.is_some() {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    });
+    refusal.map_or(Ok(()), Err)
 }
 
 fn last_ident(name: &ObjectName) -> Ident {

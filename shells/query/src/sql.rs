@@ -768,6 +768,29 @@ fn normalize_assignments(statement: &mut Statement) -> Result<(), QueryError> {
     Ok(())
 }
 
+/// The DECIMAL type that holds number literal `text` exactly, for a literal with a decimal
+/// point, no exponent, more significant digits than a DOUBLE keeps (15) and at most 38:
+/// DataFusion 54 would read it as a DOUBLE, and `1234567890123456.78` would become
+/// `…456.8` (PostgreSQL and DuckDB read it as a DECIMAL). Shorter literals stay DOUBLEs,
+/// which a comparison or assignment with a DECIMAL reads back exactly as written
+/// ([`crate::decimal_literals`]).
+fn exact_decimal(text: &str) -> Option<datafusion::sql::sqlparser::ast::DataType> {
+    use datafusion::sql::sqlparser::ast::{DataType, ExactNumberInfo};
+    let (whole, fraction) = text.split_once('.')?;
+    if !whole.bytes().all(|b| b.is_ascii_digit()) || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let digits = format!("{whole}{fraction}");
+    let significant = digits.trim_start_matches('0').len();
+    let precision = whole.trim_start_matches('0').len().max(1) + fraction.len();
+    (significant > 15 && precision <= 38).then(|| {
+        DataType::Decimal(ExactNumberInfo::PrecisionAndScale(
+            precision as u64,
+            fraction.len() as i64,
+        ))
+    })
+}
+
 /// Refuses a statement with more than [`CHAIN_MAX`] set operations or joins, counted on its
 /// tokens (the tokenizer, unlike everything after it, does not recurse), so a long chain
 /// never reaches code that would exhaust the stack.
@@ -841,6 +864,18 @@ impl VisitorMut for Rewriter {
         {
             self.placeholders += 1;
             *p = format!("${}", self.placeholders);
+        }
+        if let Expr::Value(v) = expr
+            && let Value::Number(text, _) = &v.value
+            && let Some(data_type) = exact_decimal(text)
+        {
+            *expr = Expr::Cast {
+                kind: datafusion::sql::sqlparser::ast::CastKind::Cast,
+                expr: Box::new(Expr::value(Value::SingleQuotedString(text.clone()))),
+                data_type,
+                array: false,
+                format: None,
+            };
         }
         ControlFlow::Continue(())
     }
