@@ -783,12 +783,9 @@ fn exact_decimal(text: &str) -> Option<datafusion::sql::sqlparser::ast::DataType
     let digits = format!("{whole}{fraction}");
     let significant = digits.trim_start_matches('0').len();
     let precision = whole.trim_start_matches('0').len().max(1) + fraction.len();
-    (significant > 15 && precision <= 38).then(|| {
-        DataType::Decimal(ExactNumberInfo::PrecisionAndScale(
-            precision as u64,
-            fraction.len() as i64,
-        ))
-    })
+    (significant > 15 && precision <= 38).then_some(DataType::Decimal(
+        ExactNumberInfo::PrecisionAndScale(precision as u64, fraction.len() as i64),
+    ))
 }
 
 /// Refuses a statement with more than [`CHAIN_MAX`] set operations or joins, counted on its
