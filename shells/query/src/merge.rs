@@ -83,8 +83,10 @@ pub fn target(merge: &Merge) -> Result<TableReference, QueryError> {
 /// aliases on the target, `INSERT ROW`, Oracle's `UPDATE … WHERE` / `DELETE WHERE`, an
 /// INSERT clause with a condition on the inserted row, more than [`CLAUSES_MAX`] clauses);
 /// [`QueryError::InvalidArgument`] for a clause its kind does not allow (INSERT when
-/// matched, UPDATE or DELETE when not matched by target), an unknown or repeated column, an
-/// INSERT whose values do not match its columns.
+/// matched, UPDATE or DELETE when not matched by target), an unknown or repeated column, a
+/// SET qualifier that is not the target's, an INSERT whose values do not match its
+/// columns, a clause that names the side it has no row of, or holds a window function
+/// ([`check_clause`]); [`QueryError::Unsupported`] for a subquery in a clause.
 pub fn select(merge: &Merge, columns: &[String]) -> Result<String, QueryError> {
     if merge.output.is_some() {
         return Err(QueryError::Unsupported("MERGE … OUTPUT".into()));

@@ -96,6 +96,14 @@ def test_a_reader_reads_its_namespace_and_nothing_else(lake):
         denied(rita, "SELECT * FROM secret_ns.t", "lake.secret_ns.t")
         denied(rita, "INSERT INTO sales.orders VALUES (3, 1.0)", "rita may not write to lake.sales.orders",
                "holds only read", "GRANT INSERT ON SCHEMA sales TO rita")
+        # DELETE, UPDATE and MERGE are writes; a MERGE that reads another namespace is
+        # refused for that read.
+        denied(rita, "DELETE FROM sales.orders WHERE id = 1", "rita may not delete from lake.sales.orders")
+        denied(rita, "UPDATE sales.orders SET amount = 0", "rita may not update lake.sales.orders")
+        denied(rita, "MERGE INTO sales.orders AS t USING (SELECT 1 AS id) AS s ON t.id = s.id "
+                     "WHEN MATCHED THEN DELETE", "rita may not merge into lake.sales.orders")
+        denied(rita, "MERGE INTO sales.orders AS t USING hr.salaries AS s ON t.id = s.pay "
+                     "WHEN MATCHED THEN DELETE", "lake.hr.salaries")
         denied(rita, "DROP TABLE sales.orders", "may not drop table lake.sales.orders")
         # EXPLAIN of a write shows its plan only to who may run it.
         denied(rita, "EXPLAIN DROP TABLE sales.orders", "may not drop table lake.sales.orders")
