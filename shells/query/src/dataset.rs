@@ -483,11 +483,7 @@ impl Datasets {
         // when there is none, and appends when another writer created it meanwhile.
         let digest = Arc::new(Mutex::new(PayloadDigest::new(&schema)?));
         let counted = digest.clone();
-        // The rows' own error (a refused batch, a client that broke off) is what the append
-        // fails with, not Lance's wrapping of it.
-        let failure: Arc<Mutex<Option<QueryError>>> = Arc::default();
-        let failed = failure.clone();
-        let stream = rows
+        let hashed = rows
             .try_filter(|batch| futures::future::ready(batch.num_rows() > 0))
             .and_then(move |batch| {
                 let hashed = counted
@@ -497,20 +493,8 @@ impl Datasets {
                     .map(|()| batch);
                 futures::future::ready(hashed)
             })
-            .map_err(move |e| {
-                let message = e.to_string();
-                failed
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .get_or_insert(e);
-                datafusion::error::DataFusionError::Execution(message)
-            });
-        let source: datafusion::execution::SendableRecordBatchStream = Box::pin(
-            datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
-                schema.clone(),
-                stream,
-            ),
-        );
+            .boxed();
+        let (source, failure) = writer_source(schema.clone(), hashed);
         let uri = self.uri(meta);
         let params = WriteParams {
             mode: WriteMode::Append,
@@ -531,13 +515,7 @@ impl Datasets {
             .with_params(&params)
             .execute_uncommitted_stream(source)
             .await
-            .map_err(|e| {
-                failure
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .take()
-                    .unwrap_or_else(|| classify(meta, "append", e))
-            })?;
+            .map_err(|e| failure.or(classify(meta, "append", e)))?;
         let (digest, count) = Arc::try_unwrap(digest)
             .map_err(|_| QueryError::Execution("payload digest still shared".into()))?
             .into_inner()
@@ -806,21 +784,7 @@ impl Datasets {
         rows: RowStream,
     ) -> Result<Vec<lance_table::format::Fragment>, QueryError> {
         let schema = Arc::new(arrow::datatypes::Schema::from(dataset.schema()));
-        let failure: Arc<Mutex<Option<QueryError>>> = Arc::default();
-        let failed = failure.clone();
-        let stream = rows
-            .try_filter(|batch| futures::future::ready(batch.num_rows() > 0))
-            .map_err(move |e| {
-                let message = e.to_string();
-                failed
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .get_or_insert(e);
-                datafusion::error::DataFusionError::Execution(message)
-            });
-        let source: datafusion::execution::SendableRecordBatchStream = Box::pin(
-            datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(schema, stream),
-        );
+        let (source, failure) = writer_source(schema, rows);
         let params = WriteParams {
             mode: WriteMode::Append,
             session: Some(self.session.clone()),
@@ -830,13 +794,7 @@ impl Datasets {
             .with_params(&params)
             .execute_uncommitted_stream(source)
             .await
-            .map_err(|e| {
-                failure
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .take()
-                    .unwrap_or_else(|| classify(meta, what, e))
-            })?;
+            .map_err(|e| failure.or(classify(meta, what, e)))?;
         match written.operation {
             Operation::Append { fragments } | Operation::Overwrite { fragments, .. } => {
                 Ok(fragments)
@@ -1127,6 +1085,7 @@ impl Datasets {
             only_version,
             committed: Mutex::new(None),
             unknown: Mutex::new(None),
+            refused: Mutex::new(false),
         }
     }
 
@@ -1155,6 +1114,49 @@ impl Datasets {
 pub type RowStream = std::pin::Pin<
     Box<dyn futures::Stream<Item = Result<RecordBatch, QueryError>> + Send + 'static>,
 >;
+
+/// The first error of the rows a Lance writer reads ([`writer_source`]).
+#[derive(Clone, Default)]
+struct RowsFailure(Arc<Mutex<Option<QueryError>>>);
+
+impl RowsFailure {
+    /// The rows' own error if they failed (a refused batch, a client that broke off),
+    /// else `lance`: what the write fails with, not Lance's wrapping of the rows' error.
+    fn or(&self, lance: QueryError) -> QueryError {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .unwrap_or(lance)
+    }
+}
+
+/// `rows` (batches of `schema`) as the DataFusion stream a Lance writer reads, without
+/// empty batches; their first error is kept in the [`RowsFailure`] returned with it.
+fn writer_source(
+    schema: SchemaRef,
+    rows: RowStream,
+) -> (
+    datafusion::execution::SendableRecordBatchStream,
+    RowsFailure,
+) {
+    let failure = RowsFailure::default();
+    let failed = failure.clone();
+    let stream = rows
+        .try_filter(|batch| futures::future::ready(batch.num_rows() > 0))
+        .map_err(move |e| {
+            let message = e.to_string();
+            failed
+                .0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert(e);
+            datafusion::error::DataFusionError::Execution(message)
+        });
+    let source =
+        Box::pin(datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(schema, stream));
+    (source, failure)
+}
 
 /// The answer to an append whose operation id `id` already committed `(version, its
 /// payload digest)`: a replay when `digest` is that payload, a conflict otherwise.
@@ -1341,6 +1343,7 @@ fn settle(
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .take();
+    let refused = unknown.is_none() && *store.refused.lock().unwrap_or_else(|p| p.into_inner());
     match (result, committed) {
         (Ok(()), Some(c)) => Ok(Settled::Committed(c)),
         (Ok(()), None) => Err(QueryError::OutcomeUnknown(format!(
@@ -1361,6 +1364,13 @@ fn settle(
         // races): read the latest again. The table itself is checked by the next describe.
         (Err(e @ lance::Error::NotFound { .. }), _) => {
             tracing::debug!(error = %e, "the version a {what} read was cleaned up; re-reading the table");
+            Ok(Settled::Lost(e))
+        }
+        // Metasrv definitely refused the last compare-and-swap: whatever Lance concluded
+        // (it may fail to read the winner's manifest back and call the outcome unknown),
+        // nothing was committed, so trying again is safe.
+        (Err(e), None) if refused => {
+            tracing::debug!(error = %e, "{what}: metasrv refused the commit; re-reading the table");
             Ok(Settled::Lost(e))
         }
         (Err(e), _) => Err(classify(meta, what, e)),
@@ -1593,6 +1603,9 @@ struct MetasrvManifests {
     committed: Mutex<Option<Committed>>,
     /// Why the compare-and-swap's outcome stayed unknown, if it did.
     unknown: Mutex<Option<String>>,
+    /// Whether Metasrv definitely refused the last compare-and-swap (another writer won
+    /// the version, or the version was not the one this write may commit as).
+    refused: Mutex<bool>,
 }
 
 /// What became of one compare-and-swap.
@@ -1623,6 +1636,13 @@ fn outcome_unknown(e: &lake_metasrv::MetasrvError) -> bool {
 }
 
 impl MetasrvManifests {
+    /// Records whether `resolution` is a definite refusal ([`Self::refused`]).
+    fn note_refusal(&self, resolution: Resolution) -> Resolution {
+        *self.refused.lock().unwrap_or_else(|p| p.into_inner()) =
+            matches!(resolution, Resolution::NotOurs(_));
+        resolution
+    }
+
     /// The compare-and-swap of `version` to our manifest at `path`, sent again (same
     /// operation id, so a landed earlier attempt comes back as a replay) until the answer
     /// is definite. A replay is ours when Metasrv records our very manifest path for it.
@@ -1812,10 +1832,10 @@ impl ExternalManifestStore for MetasrvManifests {
         // The data files, the transaction file and the staging manifest are durable
         // before Metasrv's synced pointer names them.
         make_durable(self.local_dir.as_deref()).await?;
-        match self
-            .commit_resolved(base_path.as_ref(), version, staging_path.as_ref(), size)
-            .await
-        {
+        match self.note_refusal(
+            self.commit_resolved(base_path.as_ref(), version, staging_path.as_ref(), size)
+                .await,
+        ) {
             Resolution::Ours(committed) => {
                 *self.committed.lock().unwrap_or_else(|p| p.into_inner()) = Some(committed);
             }
@@ -1873,7 +1893,7 @@ impl ExternalManifestStore for MetasrvManifests {
     ) -> lance::Result<()> {
         // Only reached through Lance paths other than `put` (which resolves outcomes).
         make_durable(self.local_dir.as_deref()).await?;
-        match self.commit_resolved(base_uri, version, path, size).await {
+        match self.note_refusal(self.commit_resolved(base_uri, version, path, size).await) {
             Resolution::Ours(committed) => {
                 *self.committed.lock().unwrap_or_else(|p| p.into_inner()) = Some(committed);
                 Ok(())

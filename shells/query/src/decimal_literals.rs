@@ -36,34 +36,29 @@ impl AnalyzerRule for DecimalLiterals {
     }
 }
 
-/// `CAST(<float literal> AS DECIMAL(p, s))` → `CAST('<its shortest text>' AS DECIMAL(p, s))`.
+/// `CAST(<float literal> AS DECIMAL(p, s))` → `CAST('<its shortest text>' AS DECIMAL(p, s))`
+/// (and the same for `TRY_CAST`).
 fn rewrite(expr: Expr) -> Transformed<Expr> {
-    let text = |inner: &Expr| match inner {
-        Expr::Literal(ScalarValue::Float64(Some(v)), _) if v.is_finite() => Some(v.to_string()),
-        Expr::Literal(ScalarValue::Float32(Some(v)), _) if v.is_finite() => Some(v.to_string()),
-        _ => None,
-    };
     match expr {
-        Expr::Cast(Cast { expr: inner, field }) if is_decimal(field.data_type()) => {
-            match text(&inner) {
-                Some(text) => Transformed::yes(Expr::Cast(Cast {
-                    expr: Box::new(Expr::Literal(ScalarValue::Utf8(Some(text)), None)),
-                    field,
-                })),
-                None => Transformed::no(Expr::Cast(Cast { expr: inner, field })),
-            }
+        Expr::Cast(Cast { expr, field }) if is_decimal(field.data_type()) => {
+            as_text(expr).update_data(|expr| Expr::Cast(Cast { expr, field }))
         }
-        Expr::TryCast(TryCast { expr: inner, field }) if is_decimal(field.data_type()) => {
-            match text(&inner) {
-                Some(text) => Transformed::yes(Expr::TryCast(TryCast {
-                    expr: Box::new(Expr::Literal(ScalarValue::Utf8(Some(text)), None)),
-                    field,
-                })),
-                None => Transformed::no(Expr::TryCast(TryCast { expr: inner, field })),
-            }
+        Expr::TryCast(TryCast { expr, field }) if is_decimal(field.data_type()) => {
+            as_text(expr).update_data(|expr| Expr::TryCast(TryCast { expr, field }))
         }
         other => Transformed::no(other),
     }
+}
+
+/// A finite float literal as the literal of its shortest decimal text (the digits that
+/// read back as the same float); anything else as it is.
+fn as_text(expr: Box<Expr>) -> Transformed<Box<Expr>> {
+    let text = match expr.as_ref() {
+        Expr::Literal(ScalarValue::Float64(Some(v)), _) if v.is_finite() => v.to_string(),
+        Expr::Literal(ScalarValue::Float32(Some(v)), _) if v.is_finite() => v.to_string(),
+        _ => return Transformed::no(expr),
+    };
+    Transformed::yes(Box::new(Expr::Literal(ScalarValue::Utf8(Some(text)), None)))
 }
 
 fn is_decimal(data_type: &DataType) -> bool {

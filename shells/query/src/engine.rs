@@ -1410,8 +1410,8 @@ impl Engine {
         Ok(i64::try_from(optimized.fragments_removed).unwrap_or(i64::MAX))
     }
 
-    /// The namespace and name of the Lake table a maintenance statement (`verb`: OPTIMIZE,
-    /// VACUUM) names.
+    /// The namespace and name of the Lake table a statement that changes or maintains one
+    /// (`verb`: OPTIMIZE, VACUUM, DELETE, UPDATE, MERGE) names.
     ///
     /// # Errors
     /// [`QueryError::Unsupported`] for an Iceberg table; [`QueryError::InvalidArgument`]
@@ -1803,7 +1803,7 @@ impl Engine {
     /// committed before under the same operation id (Flight SQL's "unknown" record count).
     ///
     /// # Errors
-    /// [`QueryError::InvalidArgument`] for a past version of a table; the change's errors.
+    /// As [`Self::lake_target`]; the change's errors.
     async fn change(
         &self,
         ctx: &SessionContext,
@@ -1812,16 +1812,7 @@ impl Engine {
         input: &Arc<LogicalPlan>,
         operation: (String, lake_core::Digest),
     ) -> Result<i64, QueryError> {
-        let (namespace, key) = sql::lake_table(table_name).ok_or_else(|| {
-            QueryError::Unsupported(format!("{} on {table_name}", change.keyword()))
-        })?;
-        let (name, spec) = sql::split_table_key(&key);
-        if spec != TimeTravel::Latest {
-            return Err(QueryError::InvalidArgument(format!(
-                "{} cannot change a past version of a table",
-                change.keyword()
-            )));
-        }
+        let (namespace, name) = self.lake_target(change.keyword(), table_name)?;
         let meta = self.table_meta(&namespace, &name)?;
         let schema = Arc::new(schema_from_ipc(&meta.schema_ipc)?);
         let timeout = self.limits.statement_timeout;
@@ -1842,11 +1833,7 @@ impl Engine {
                 );
                 let rows = match change {
                     Change::Delete => rows,
-                    Change::Update | Change::Merge => {
-                        let cast = schema.clone();
-                        let rows = rows.map(move |batch| cast_batch(&batch?, &cast)).boxed();
-                        self.table_rows(meta, &schema, rows)?
-                    }
+                    Change::Update | Change::Merge => self.new_rows(meta, &schema, rows)?,
                 };
                 Ok(dml::Matched {
                     rows,
@@ -1856,13 +1843,51 @@ impl Engine {
             }
             .boxed() as futures::future::BoxFuture<'_, _>
         };
+        self.commit_change(&meta, change, operation, matched).await
+    }
+
+    /// Commits a change of `meta`'s table ([`Datasets::change`]), waits until this
+    /// replica reads it, and starts maintenance if it left the table due. Returns the rows
+    /// changed; -1 for a replay (Flight SQL's "unknown" record count).
+    ///
+    /// # Errors
+    /// As [`Datasets::change`].
+    async fn commit_change<'a, F>(
+        &self,
+        meta: &TableMeta,
+        change: Change,
+        operation: (String, lake_core::Digest),
+        matched: F,
+    ) -> Result<i64, QueryError>
+    where
+        F: Fn(
+            Arc<lance::Dataset>,
+        ) -> futures::future::BoxFuture<'a, Result<dml::Matched, QueryError>>,
+    {
         let (committed, count) = self
             .datasets
-            .change(&meta, change, operation, matched)
+            .change(meta, change, operation, matched)
             .await?;
         self.await_revision(committed.revision).await;
-        self.maintain_if_due(&meta);
+        self.maintain_if_due(meta);
         Ok(count.map_or(-1, |c| i64::try_from(c).unwrap_or(i64::MAX)))
+    }
+
+    /// The new rows of an UPDATE or MERGE as `meta`'s table (columns `schema`) takes them:
+    /// each batch cast as SQL assignment does ([`cast_batch`]), then conformed and its
+    /// FILE values checked ([`Self::table_rows`]).
+    ///
+    /// # Errors
+    /// As [`Self::table_rows`].
+    fn new_rows(
+        &self,
+        meta: &TableMeta,
+        schema: &SchemaRef,
+        rows: RowStream,
+    ) -> Result<RowStream, QueryError> {
+        let cast = schema.clone();
+        let rows = rows.map(move |batch| cast_batch(&batch?, &cast)).boxed();
+        self.table_rows(meta, schema, rows)
     }
 
     /// Runs a MERGE ([`crate::merge`]) as one new version of its target
@@ -1884,17 +1909,7 @@ impl Engine {
     ) -> Result<i64, QueryError> {
         self.check_references(access, parsed)?;
         let target = crate::merge::target(merge)?;
-        let (namespace, key) = sql::lake_table(&target).ok_or_else(|| {
-            QueryError::Unsupported(format!(
-                "MERGE INTO {target}: Lake merges into its own tables (lake.namespace.table)"
-            ))
-        })?;
-        let (name, spec) = sql::split_table_key(&key);
-        if spec != TimeTravel::Latest {
-            return Err(QueryError::InvalidArgument(
-                "MERGE cannot change a past version of a table".into(),
-            ));
-        }
+        let (namespace, name) = self.lake_target(Change::Merge.keyword(), &target)?;
         let meta = self.table_meta(&namespace, &name)?;
         let schema = Arc::new(schema_from_ipc(&meta.schema_ipc)?);
         let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
@@ -1927,24 +1942,16 @@ impl Engine {
                     Arc::clone(&addresses),
                     Arc::clone(&inserted),
                 );
-                let cast = schema.clone();
-                let rows = rows.map(move |batch| cast_batch(&batch?, &cast)).boxed();
-                let rows = self.table_rows(meta, &schema, rows)?;
                 Ok(dml::Matched {
-                    rows,
+                    rows: self.new_rows(meta, &schema, rows)?,
                     addresses,
                     inserted,
                 })
             }
             .boxed() as futures::future::BoxFuture<'_, _>
         };
-        let (committed, count) = self
-            .datasets
-            .change(&meta, Change::Merge, (operation_id, digest), matched)
-            .await?;
-        self.await_revision(committed.revision).await;
-        self.maintain_if_due(&meta);
-        Ok(count.map_or(-1, |c| i64::try_from(c).unwrap_or(i64::MAX)))
+        self.commit_change(&meta, Change::Merge, (operation_id, digest), matched)
+            .await
     }
 
     /// An INSERT's rows as they are computed, each batch cast to the target table's

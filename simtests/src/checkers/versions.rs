@@ -12,8 +12,11 @@ use super::Violation;
 /// true time, ms since its start), while Metasrv retained that version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pin {
+    /// The table read.
     pub table: TableId,
+    /// The version pinned.
     pub version: u64,
+    /// When the reader started, ms since the simulation began.
     pub at_ms: u64,
 }
 
@@ -21,9 +24,13 @@ pub struct Pin {
 /// before `before`, at `at_ms` (true time, as [`Pin::at_ms`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cleanup {
+    /// The replica's index.
     pub replica: usize,
+    /// The table cleaned up.
     pub table: TableId,
+    /// Versions before this one lose their files.
     pub before: u64,
+    /// When, ms since the simulation began.
     pub at_ms: u64,
 }
 
