@@ -114,6 +114,10 @@ async fn run(
 
 /// Bytes of the Lance manifests (`_versions/*.manifest`) and the number of files under
 /// the one table's dataset directory in `data`.
+///
+/// The server's maintenance removes files while this walks (cleanup of expired versions,
+/// compaction's replaced fragments), so an entry that vanished between listing and reading
+/// is skipped rather than failing the run: the figures are a snapshot of what remained.
 fn on_disk(data: &Path) -> anyhow::Result<(u64, u64)> {
     let table = find_versions_dir(data)?
         .parent()
@@ -122,9 +126,10 @@ fn on_disk(data: &Path) -> anyhow::Result<(u64, u64)> {
     let (mut manifest_bytes, mut files) = (0, 0);
     let mut todo = vec![table];
     while let Some(dir) = todo.pop() {
-        for entry in std::fs::read_dir(&dir)? {
-            let entry = entry?;
-            let meta = entry.metadata()?;
+        for entry in entries(&dir)? {
+            let Some(meta) = present(entry.metadata())? else {
+                continue;
+            };
             if meta.is_dir() {
                 todo.push(entry.path());
                 continue;
@@ -144,9 +149,11 @@ fn on_disk(data: &Path) -> anyhow::Result<(u64, u64)> {
 fn find_versions_dir(dir: &Path) -> anyhow::Result<PathBuf> {
     let mut todo = vec![dir.to_path_buf()];
     while let Some(dir) = todo.pop() {
-        for entry in std::fs::read_dir(&dir)? {
-            let entry = entry?;
-            if entry.file_type()?.is_dir() {
+        for entry in entries(&dir)? {
+            let Some(kind) = present(entry.file_type())? else {
+                continue;
+            };
+            if kind.is_dir() {
                 if entry.file_name() == "_versions" {
                     return Ok(entry.path());
                 }
@@ -155,4 +162,27 @@ fn find_versions_dir(dir: &Path) -> anyhow::Result<PathBuf> {
         }
     }
     anyhow::bail!("no Lance dataset under {}", dir.display())
+}
+
+/// The entries of `dir` still present while listing; a directory removed meanwhile has none.
+fn entries(dir: &Path) -> anyhow::Result<Vec<std::fs::DirEntry>> {
+    let Some(listing) = present(std::fs::read_dir(dir))? else {
+        return Ok(Vec::new());
+    };
+    let mut entries = Vec::new();
+    for entry in listing {
+        if let Some(entry) = present(entry)? {
+            entries.push(entry);
+        }
+    }
+    Ok(entries)
+}
+
+/// `Ok(None)` for a file or directory that no longer exists; other errors pass through.
+fn present<T>(result: std::io::Result<T>) -> anyhow::Result<Option<T>> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
