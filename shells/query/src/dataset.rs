@@ -27,6 +27,7 @@ use lance::dataset::cleanup::{CleanupPolicy, RemovalStats};
 use lance::dataset::optimize::{CompactionOptions, compact_files};
 use lance::dataset::transaction::{Operation, Transaction};
 use lance::dataset::{CommitBuilder, InsertBuilder, WriteMode, WriteParams};
+use lance::index::DatasetIndexExt;
 use lance::session::Session;
 use lance_table::io::commit::external_manifest::{
     ExternalManifestCommitHandler, ExternalManifestStore,
@@ -143,6 +144,9 @@ pub struct Optimized {
     pub bytes_removed: u64,
     /// Why the cleanup did not run, when it did not.
     pub cleanup_skipped: Option<String>,
+    /// Whether the run indexed fragments the table's indexes did not cover
+    /// ([`Datasets::update_indices`]).
+    pub indexes_updated: bool,
 }
 
 /// The object a dropped table's directory gets when a replica first finds it dropped: the
@@ -209,6 +213,15 @@ pub struct Datasets {
     expiries: Mutex<lake_core::ExpiryWatch>,
 }
 
+/// Bytes of opened indexes (B-tree pages, bitmaps, zone maps) a replica keeps in memory,
+/// shared by every table (Lance's `Session` index cache; Lance's default is 6 GiB, more
+/// than a replica's whole budget).
+pub const INDEX_CACHE_BYTES: usize = 512 * 1024 * 1024;
+
+/// Bytes of Lance metadata (manifests, file footers, deletion vectors) a replica keeps in
+/// memory (Lance's `Session` metadata cache; Lance's default is 1 GiB).
+pub const METADATA_CACHE_BYTES: usize = 512 * 1024 * 1024;
+
 impl Datasets {
     /// `root` is the data root as a path or URI (`/var/lake`, `file:///var/lake`); table
     /// locations from the registry are joined onto it.
@@ -216,7 +229,11 @@ impl Datasets {
         Self {
             root: root.into().trim_end_matches('/').to_string(),
             metasrv,
-            session: Arc::new(Session::default()),
+            session: Arc::new(Session::new(
+                INDEX_CACHE_BYTES,
+                METADATA_CACHE_BYTES,
+                Arc::new(lance::io::ObjectStoreRegistry::default()),
+            )),
             opened: Mutex::new(HashMap::new()),
             maintenance: Maintenance::DEFAULT,
             due: Mutex::default(),
@@ -942,19 +959,171 @@ impl Datasets {
         optimized.fragments_removed = metrics.fragments_removed;
         optimized.fragments_added = metrics.fragments_added;
         if metrics.fragments_removed > 0 {
-            if let Some(why) = store
-                .unknown
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take()
-            {
-                return Err(QueryError::OutcomeUnknown(format!(
-                    "the compaction of {name} may or may not have committed ({why}); its rows are the same either way, and running OPTIMIZE again is safe"
-                )));
-            }
-            optimized.committed = *store.committed.lock().unwrap_or_else(|p| p.into_inner());
+            optimized.committed = store.outcome(&format!(
+                "the compaction of {name} may or may not have committed ({{why}}); its rows are the same either way, and running OPTIMIZE again is safe"
+            ))?;
         }
         Ok(optimized)
+    }
+
+    /// Builds scalar index `request.name` on `request.column` of `table` (a state from
+    /// this replica's catalog cache) over every row of its latest version, committed
+    /// through Metasrv as a new version (Lance's `DatasetIndexExt::create_index`; a
+    /// concurrent append is rebased onto, its fragments left for the next
+    /// [`Self::update_indices`]). Returns the version committed, `None` when
+    /// `IF NOT EXISTS` found the name taken. Hold [`Self::maintenance_lock`].
+    ///
+    /// # Errors
+    /// [`QueryError::Conflict`] when the table has an index of that name;
+    /// [`QueryError::InvalidArgument`] for a column the table lacks or whose type the
+    /// kind cannot index ([`crate::index::check_column`]); [`QueryError::OutcomeUnknown`]
+    /// when Metasrv never answered the commit; [`QueryError::Lance`] when training or
+    /// files fail.
+    pub async fn create_index(
+        &self,
+        table: &Arc<TableState>,
+        request: &crate::index::CreateIndex,
+    ) -> Result<Option<Committed>, QueryError> {
+        let name = format!("{}.{}", table.meta.namespace, table.meta.name);
+        let Some((mut dataset, store)) = self.open_for_maintenance(table).await? else {
+            return Err(QueryError::InvalidArgument(format!(
+                "{name} has no version yet to index"
+            )));
+        };
+        let index = &request.name;
+        if index_names(&dataset, &name).await?.contains(index) {
+            if request.if_not_exists {
+                return Ok(None);
+            }
+            return Err(QueryError::Conflict(format!(
+                "{name} already has an index named {index}; drop it first (DROP INDEX {index} ON {name}) or say CREATE INDEX IF NOT EXISTS"
+            )));
+        }
+        let column = &request.column;
+        let Some(field) = dataset.schema().field(column) else {
+            let columns: Vec<&str> = dataset
+                .schema()
+                .fields
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect();
+            return Err(QueryError::InvalidArgument(format!(
+                "{name} has no column {column}; its columns are {}",
+                columns.join(", ")
+            )));
+        };
+        crate::index::check_column(request.kind, &name, column, &field.data_type())?;
+        let (kind, params) = request.kind.lance();
+        dataset
+            .create_index(
+                &[column.as_str()],
+                kind,
+                Some(index.clone()),
+                &params,
+                false,
+            )
+            .await
+            .map_err(|e| {
+                maintenance_failure(&format!("building index {index} on {name}({column})"), &e)
+            })?;
+        store.outcome(&format!(
+            "building index {index} on {name} may or may not have committed ({{why}}); CREATE INDEX IF NOT EXISTS is safe to run again"
+        ))
+    }
+
+    /// Removes index `name` from `table` (its files go with the versions that reference
+    /// them, by [`Self::clean_up`]), committed through Metasrv as a new version (Lance's
+    /// `DatasetIndexExt::drop_index`). Returns the version committed, `None` when
+    /// `if_exists` found no such index. Hold [`Self::maintenance_lock`].
+    ///
+    /// # Errors
+    /// [`QueryError::NotFound`] for an index the table does not have, naming the ones it
+    /// has; [`QueryError::OutcomeUnknown`] when Metasrv never answered the commit;
+    /// [`QueryError::Lance`] when files fail.
+    pub async fn drop_index(
+        &self,
+        table: &Arc<TableState>,
+        index: &str,
+        if_exists: bool,
+    ) -> Result<Option<Committed>, QueryError> {
+        let name = format!("{}.{}", table.meta.namespace, table.meta.name);
+        let missing = |names: Vec<String>| {
+            QueryError::NotFound(format!(
+                "{name} has no index named {index}; its indexes are: {}",
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ))
+        };
+        let Some((mut dataset, store)) = self.open_for_maintenance(table).await? else {
+            return if if_exists {
+                Ok(None)
+            } else {
+                Err(missing(Vec::new()))
+            };
+        };
+        let names = index_names(&dataset, &name).await?;
+        if !names.iter().any(|n| n == index) {
+            return if if_exists {
+                Ok(None)
+            } else {
+                Err(missing(names))
+            };
+        }
+        dataset
+            .drop_index(index)
+            .await
+            .map_err(|e| maintenance_failure(&format!("dropping index {index} of {name}"), &e))?;
+        store.outcome(&format!(
+            "dropping index {index} of {name} may or may not have committed ({{why}}); DROP INDEX IF EXISTS is safe to run again"
+        ))
+    }
+
+    /// Brings `table`'s indexes up to date with its latest version: the fragments appended
+    /// since an index was built or last updated are indexed, merged into its newest
+    /// segment (Lance's `optimize_indices` with its default options), committed through
+    /// Metasrv as one new version. `None` when every index covers every fragment (or the
+    /// table has none). Hold [`Self::maintenance_lock`].
+    ///
+    /// # Errors
+    /// [`QueryError::OutcomeUnknown`] when Metasrv never answered the commit;
+    /// [`QueryError::Lance`] when files cannot be read or written.
+    pub async fn update_indices(
+        &self,
+        table: &Arc<TableState>,
+    ) -> Result<Option<Committed>, QueryError> {
+        let name = format!("{}.{}", table.meta.namespace, table.meta.name);
+        let Some((mut dataset, store)) = self.open_for_maintenance(table).await? else {
+            return Ok(None);
+        };
+        let indices = user_indices(&dataset, &name).await?;
+        let mut covered: HashMap<&str, roaring::RoaringBitmap> = HashMap::new();
+        for index in &indices {
+            let fragments = covered.entry(index.name.as_str()).or_default();
+            if let Some(bitmap) = &index.fragment_bitmap {
+                *fragments |= bitmap;
+            }
+        }
+        let fragments: Vec<u32> = dataset
+            .get_fragments()
+            .iter()
+            .map(|f| u32::try_from(f.id()).unwrap_or(u32::MAX))
+            .collect();
+        let stale = covered
+            .values()
+            .any(|indexed| fragments.iter().any(|id| !indexed.contains(*id)));
+        if !stale {
+            return Ok(None);
+        }
+        dataset
+            .optimize_indices(&lance_index::optimize::OptimizeOptions::default())
+            .await
+            .map_err(|e| maintenance_failure(&format!("updating the indexes of {name}"), &e))?;
+        store.outcome(&format!(
+            "updating the indexes of {name} may or may not have committed ({{why}}); the next maintenance run updates them either way"
+        ))
     }
 
     /// Removes the files only expired versions of `table` (a state from this replica's
@@ -1391,6 +1560,49 @@ fn is_commit_conflict(e: &lance::Error) -> bool {
     )
 }
 
+/// The user indexes (not Lance's system indexes, such as its fragment-reuse index) of
+/// `dataset`'s version, one entry per segment; `name` names the table in errors.
+async fn user_indices(
+    dataset: &Dataset,
+    name: &str,
+) -> Result<Vec<lance_table::format::IndexMetadata>, QueryError> {
+    let indices = dataset.load_indices().await.map_err(|e| {
+        QueryError::Lance(format!(
+            "reading the indexes of {name}: {}",
+            first_line(&e.to_string())
+        ))
+    })?;
+    Ok(indices
+        .iter()
+        .filter(|i| !lance_index::is_system_index(i))
+        .cloned()
+        .collect())
+}
+
+/// The names of `dataset`'s user indexes ([`user_indices`]), once each, sorted.
+async fn index_names(dataset: &Dataset, name: &str) -> Result<Vec<String>, QueryError> {
+    let mut names: Vec<String> = user_indices(dataset, name)
+        .await?
+        .into_iter()
+        .map(|i| i.name)
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+/// A maintenance commit's (`what`) failure: a lost race commits nothing and may simply run
+/// again ([`QueryError::Aborted`]); anything else is Lance's ([`QueryError::Lance`]).
+fn maintenance_failure(what: &str, e: &lance::Error) -> QueryError {
+    if is_commit_conflict(e) {
+        QueryError::Aborted(format!(
+            "{what} lost to a concurrent change of the same fragments and committed nothing; running it again is safe"
+        ))
+    } else {
+        QueryError::Lance(format!("{what}: {}", first_line(&e.to_string())))
+    }
+}
+
 /// Lance's refusal of the data itself (schema, input) is the caller's to fix.
 fn classify(meta: &TableMeta, what: &str, e: lance::Error) -> QueryError {
     let table = format!("{}.{}", meta.namespace, meta.name);
@@ -1636,6 +1848,24 @@ fn outcome_unknown(e: &lake_metasrv::MetasrvError) -> bool {
 }
 
 impl MetasrvManifests {
+    /// What a maintenance commit (compaction, index build or drop) made: the version
+    /// Metasrv acknowledged, `None` when nothing was committed.
+    ///
+    /// # Errors
+    /// [`QueryError::OutcomeUnknown`] with `unknown`, its `{why}` replaced by the reason,
+    /// when Metasrv never gave a definite answer.
+    fn outcome(&self, unknown: &str) -> Result<Option<Committed>, QueryError> {
+        if let Some(why) = self
+            .unknown
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            return Err(QueryError::OutcomeUnknown(unknown.replace("{why}", &why)));
+        }
+        Ok(*self.committed.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
     /// Records whether `resolution` is a definite refusal ([`Self::refused`]).
     fn note_refusal(&self, resolution: Resolution) -> Resolution {
         *self.refused.lock().unwrap_or_else(|p| p.into_inner()) =

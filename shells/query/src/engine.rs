@@ -1165,7 +1165,7 @@ impl Engine {
     ) -> Result<(SessionContext, LogicalPlan, Pins, u64), QueryError> {
         if command(&parsed.statement).is_some() {
             return Err(QueryError::InvalidArgument(
-                "GRANT, REVOKE, OPTIMIZE, VACUUM and MERGE return no rows: run them as an update (ExecuteUpdate), not a query".into(),
+                "GRANT, REVOKE, OPTIMIZE, VACUUM, MERGE, CREATE INDEX and DROP INDEX return no rows: run them as an update (ExecuteUpdate), not a query".into(),
             ));
         }
         // Before anything is resolved, so a refusal tells nothing of what exists there.
@@ -1389,25 +1389,110 @@ impl Engine {
         access: &Access,
         target: &datafusion::sql::TableReference,
     ) -> Result<i64, QueryError> {
-        let (namespace, name) = self.lake_target("OPTIMIZE", target)?;
-        let shown = format!("{LAKE_CATALOG}.{namespace}.{name}");
-        self.authorize(
-            access,
-            &access::table_scope(&namespace, &name),
-            Privilege::Write,
-            &format!("optimize {shown}"),
-        )?;
-        let table = self
-            .catalog
-            .with_registry(|r| lookup(r, &namespace, &name).cloned())?;
+        let table = self.maintained_table(access, "OPTIMIZE", target)?;
         let optimized = maintain(&self.datasets, &self.catalog, table.meta.id).await?;
         tracing::info!(
             by = access.name().unwrap_or("anonymous"),
-            table = %shown,
+            table = %target,
             ?optimized,
             "optimize"
         );
         Ok(i64::try_from(optimized.fragments_removed).unwrap_or(i64::MAX))
+    }
+
+    /// `CREATE INDEX` ([`crate::index`]): builds the index on a Lake table, which needs
+    /// write on it, as one new version; returns once this replica's catalog shows it, so
+    /// the caller's next query uses it. Returns 0 (no rows are written).
+    ///
+    /// # Errors
+    /// [`QueryError::Unsupported`] for an Iceberg table, [`QueryError::InvalidArgument`]
+    /// for a past version, [`QueryError::PermissionDenied`], [`QueryError::NotFound`], or
+    /// [`Datasets::create_index`]'s.
+    async fn create_index(
+        &self,
+        access: &Access,
+        request: &crate::index::CreateIndex,
+    ) -> Result<i64, QueryError> {
+        let table = self.maintained_table(access, "CREATE INDEX", &request.table)?;
+        let _running = self.datasets.maintenance_lock(table.meta.id).await;
+        let table = self.current(&table);
+        let committed = self.datasets.create_index(&table, request).await?;
+        if let Some(committed) = committed {
+            self.catalog
+                .wait_for(committed.revision, READ_YOUR_WRITES_TIMEOUT)
+                .await?;
+        }
+        tracing::info!(
+            by = access.name().unwrap_or("anonymous"),
+            table = %request.table,
+            index = %request.name,
+            column = %request.column,
+            kind = request.kind.sql_name(),
+            built = committed.is_some(),
+            "create index"
+        );
+        Ok(0)
+    }
+
+    /// `DROP INDEX name ON ns.t`: removes the index from a Lake table (write on it needed)
+    /// as one new version. Returns 0.
+    ///
+    /// # Errors
+    /// As [`Self::create_index`], and [`Datasets::drop_index`]'s.
+    async fn drop_index(
+        &self,
+        access: &Access,
+        request: &crate::index::DropIndex,
+    ) -> Result<i64, QueryError> {
+        let table = self.maintained_table(access, "DROP INDEX", &request.table)?;
+        let _running = self.datasets.maintenance_lock(table.meta.id).await;
+        let table = self.current(&table);
+        let committed = self
+            .datasets
+            .drop_index(&table, &request.name, request.if_exists)
+            .await?;
+        if let Some(committed) = committed {
+            self.catalog
+                .wait_for(committed.revision, READ_YOUR_WRITES_TIMEOUT)
+                .await?;
+        }
+        tracing::info!(
+            by = access.name().unwrap_or("anonymous"),
+            table = %request.table,
+            index = %request.name,
+            dropped = committed.is_some(),
+            "drop index"
+        );
+        Ok(0)
+    }
+
+    /// The Lake table a maintenance statement (`verb`) names, once `access` may write it.
+    ///
+    /// # Errors
+    /// As [`Self::lake_target`], [`QueryError::PermissionDenied`], [`QueryError::NotFound`].
+    fn maintained_table(
+        &self,
+        access: &Access,
+        verb: &str,
+        target: &datafusion::sql::TableReference,
+    ) -> Result<Arc<TableState>, QueryError> {
+        let (namespace, name) = self.lake_target(verb, target)?;
+        self.authorize(
+            access,
+            &access::table_scope(&namespace, &name),
+            Privilege::Write,
+            &format!("{} {LAKE_CATALOG}.{namespace}.{name}", verb.to_lowercase()),
+        )?;
+        self.catalog
+            .with_registry(|r| lookup(r, &namespace, &name).cloned())
+    }
+
+    /// `table` as this replica's catalog has it now (another maintenance run may have
+    /// committed while the lock was awaited); the one given if it was dropped meanwhile.
+    fn current(&self, table: &Arc<TableState>) -> Arc<TableState> {
+        self.catalog
+            .with_registry(|r| r.table_by_id(table.meta.id).cloned())
+            .unwrap_or_else(|| table.clone())
     }
 
     /// The namespace and name of the Lake table a statement that changes or maintains one
@@ -1701,12 +1786,14 @@ impl Engine {
         if let Some(command) = command(&parsed.statement) {
             if !rows.is_empty() {
                 return Err(QueryError::InvalidArgument(
-                    "GRANT, REVOKE, OPTIMIZE, VACUUM and MERGE take no parameters".into(),
+                    "GRANT, REVOKE, OPTIMIZE, VACUUM, MERGE, CREATE INDEX and DROP INDEX take no parameters".into(),
                 ));
             }
             return match command? {
                 Command::Access(change) => self.change_access(access, change).await,
                 Command::Optimize(target) => self.optimize(access, &target).await,
+                Command::CreateIndex(request) => self.create_index(access, &request).await,
+                Command::DropIndex(request) => self.drop_index(access, &request).await,
                 Command::Merge(merge) => {
                     self.merge(&parsed, &merge, sql_text, operation_id, access)
                         .await
@@ -2587,20 +2674,31 @@ async fn maintain(
     let table = match optimized.committed {
         Some(committed) => {
             // A catalog that lags keeps an older history: the cleanup then keeps more.
-            if let Err(e) = catalog
-                .wait_for(committed.revision, READ_YOUR_WRITES_TIMEOUT)
-                .await
-            {
-                tracing::warn!(error = %e, "the catalog does not show a compaction yet");
-            }
+            catalog_caught_up(catalog, committed.revision, "a compaction").await;
             catalog
                 .with_registry(|r| r.table_by_id(table.meta.id).cloned())
                 .unwrap_or(table)
         }
         None => table,
     };
+    if let Some(committed) = datasets.update_indices(&table).await? {
+        optimized.indexes_updated = true;
+        catalog_caught_up(catalog, committed.revision, "an index update").await;
+    }
+    let table = catalog
+        .with_registry(|r| r.table_by_id(table.meta.id).cloned())
+        .unwrap_or(table);
     datasets.clean_up(&table, &mut optimized).await?;
     Ok(optimized)
+}
+
+/// Waits until `catalog` shows Metasrv's `revision` (a maintenance commit's, `what`), so
+/// what runs next sees it; one that lags only keeps more history, so a timeout is logged,
+/// not failed.
+async fn catalog_caught_up(catalog: &Arc<Catalog>, revision: u64, what: &str) {
+    if let Err(e) = catalog.wait_for(revision, READ_YOUR_WRITES_TIMEOUT).await {
+        tracing::warn!(error = %e, "the catalog does not show {what} yet");
+    }
 }
 
 /// A statement Lake carries out itself rather than through a DataFusion plan.
@@ -2611,6 +2709,10 @@ enum Command {
     Optimize(datafusion::sql::TableReference),
     /// `VACUUM ns.t`.
     Vacuum(datafusion::sql::TableReference),
+    /// `CREATE INDEX … ON ns.t (column)`.
+    CreateIndex(crate::index::CreateIndex),
+    /// `DROP INDEX name ON ns.t`.
+    DropIndex(crate::index::DropIndex),
     /// `MERGE INTO …` ([`crate::merge`]).
     Merge(Box<datafusion::sql::sqlparser::ast::Merge>),
 }
@@ -2625,6 +2727,12 @@ fn command(statement: &datafusion::sql::parser::Statement) -> Option<Result<Comm
     }
     if let Some(merge) = crate::merge::statement(statement) {
         return Some(Ok(Command::Merge(Box::new(merge.clone()))));
+    }
+    if let Some(request) = crate::index::create_statement(statement) {
+        return Some(request.map(Command::CreateIndex));
+    }
+    if let Some(request) = crate::index::drop_statement(statement) {
+        return Some(request.map(Command::DropIndex));
     }
     sql::optimize_target(statement).map(|target| target.map(Command::Optimize))
 }

@@ -24,6 +24,7 @@ pub mod exact_sums;
 pub mod files;
 pub mod flight;
 pub mod iceberg;
+pub mod index;
 pub mod jwt;
 pub mod merge;
 pub mod redact;

@@ -713,21 +713,14 @@ fn normalize_assignments(statement: &mut Statement) -> Result<(), QueryError> {
     let Ast::Update(update) = ast.as_mut() else {
         return Ok(());
     };
-    let normalized = |ident: &Ident| {
-        if ident.quote_style.is_some() {
-            ident.value.clone()
-        } else {
-            ident.value.to_lowercase()
-        }
-    };
     let (table, alias) = match &update.table.relation {
         TableFactor::Table { name, alias, .. } => (
             name.0
                 .iter()
                 .filter_map(|p| p.as_ident())
-                .map(normalized)
+                .map(normalize)
                 .collect::<Vec<_>>(),
-            alias.as_ref().map(|a| normalized(&a.name)),
+            alias.as_ref().map(|a| normalize(&a.name)),
         ),
         _ => return Ok(()),
     };
@@ -740,7 +733,7 @@ fn normalize_assignments(statement: &mut Statement) -> Result<(), QueryError> {
             .0
             .iter()
             .filter_map(|p| p.as_ident())
-            .map(normalized)
+            .map(normalize)
             .collect();
         let Some((column, qualifier)) = parts.split_last() else {
             continue;
@@ -951,7 +944,7 @@ impl VisitorMut for Rewriter {
 }
 
 /// DataFusion's identifier normalization: unquoted identifiers are lower-cased.
-fn normalize(ident: &Ident) -> String {
+pub(crate) fn normalize(ident: &Ident) -> String {
     if ident.quote_style.is_some() {
         ident.value.clone()
     } else {

@@ -1,0 +1,171 @@
+"""Scalar indexes on Lake tables (issue 20's point reads): `CREATE INDEX` builds a Lance
+index as one new version, the scan uses it (EXPLAIN shows the index query), answers stay
+those of a full scan while rows are appended, deleted and updated after it was built, a
+maintenance run brings it up to date, `DROP INDEX` removes it, and what cannot be indexed
+is refused with the reason."""
+
+import re
+import threading
+
+import adbc_driver_flightsql.dbapi as flightsql
+import pytest
+
+from conftest import query
+
+KEYS = 600  # rows 0..599 in two appends
+
+
+def rows(conn, sql):
+    return sorted(tuple(r.values()) for r in query(conn, sql).to_pylist())
+
+
+def plan(conn, sql):
+    return "\n".join(str(v) for v in query(conn, f"EXPLAIN {sql}").column("plan").to_pylist())
+
+
+def latest_version(conn, table):
+    """The table's latest version, from what time travel to a version never committed says
+    ("… versions are A to B …")."""
+    with pytest.raises(flightsql.Error) as e:
+        query(conn, f"SELECT * FROM {table} VERSION AS OF 999999")
+    found = re.search(r"versions are \d+ to (\d+)", str(e.value))
+    assert found, str(e.value)
+    return int(found.group(1))
+
+
+def fill(conn, t):
+    query(conn, f"CREATE TABLE {t} (k BIGINT, s VARCHAR, f DOUBLE)")
+    half = KEYS // 2
+    for lo, hi in [(0, half), (half, KEYS)]:
+        values = ", ".join(f"({k}, 's{k % 7}', {k / 4})" for k in range(lo, hi))
+        query(conn, f"INSERT INTO {t} VALUES {values}")
+
+
+# Each filter with what it selects from the rows as `expected` has them.
+def selections(t, model):
+    return [
+        (f"SELECT * FROM {t} WHERE k = 417", [r for r in model if r[0] == 417]),
+        (f"SELECT * FROM {t} WHERE k IN (3, 299, 300, 598, 100000)",
+         [r for r in model if r[0] in (3, 299, 300, 598, 100000)]),
+        (f"SELECT * FROM {t} WHERE k BETWEEN 295 AND 305", [r for r in model if 295 <= r[0] <= 305]),
+        (f"SELECT * FROM {t} WHERE k > 590", [r for r in model if r[0] > 590]),
+        (f"SELECT * FROM {t} WHERE k < 0", []),
+        (f"SELECT count(*) AS n FROM {t} WHERE s = 's3'", [(sum(1 for r in model if r[1] == "s3"),)]),
+        (f"SELECT * FROM {t} WHERE f >= 149.5 AND f < 150.5", [r for r in model if 149.5 <= r[2] < 150.5]),
+    ]
+
+
+def check(conn, t, model):
+    for sql, expected in selections(t, model):
+        assert rows(conn, sql) == sorted(expected), sql
+
+
+def test_an_index_is_one_version_used_by_the_scan_and_answers_as_the_scan_does(conn, unique_ns):
+    t = f"{unique_ns}.t"
+    fill(conn, t)
+    model = [(k, f"s{k % 7}", k / 4) for k in range(KEYS)]
+    check(conn, t, model)
+    before = latest_version(conn, t)
+    assert "ScalarIndexQuery" not in plan(conn, f"SELECT * FROM {t} WHERE k = 417")
+
+    assert query(conn, f"CREATE INDEX ON {t} (k)").to_pylist() in ([], [{"count": 0}])
+    assert latest_version(conn, t) == before + 1
+    query(conn, f"CREATE INDEX s_kinds ON {t} USING BITMAP (s)")
+    query(conn, f"CREATE INDEX f_zones ON {t} USING BRIN (f)")
+    assert latest_version(conn, t) == before + 3
+    assert "ScalarIndexQuery" in plan(conn, f"SELECT * FROM {t} WHERE k = 417")
+    assert "ScalarIndexQuery" in plan(conn, f"SELECT * FROM {t} WHERE s = 's3'")
+    check(conn, t, model)
+    # The versions before the index read as they did.
+    assert rows(conn, f"SELECT * FROM {t} VERSION AS OF {before} WHERE k = 417") == [(417, "s4", 104.25)]
+
+    # Rows the index has not seen yet: appended, deleted, updated after it was built.
+    query(conn, f"INSERT INTO {t} VALUES (1000, 's3', 250.0), (417, 'dup', 0.5)")
+    model += [(1000, "s3", 250.0), (417, "dup", 0.5)]
+    query(conn, f"DELETE FROM {t} WHERE k = 3 OR k = 299")
+    model = [r for r in model if r[0] not in (3, 299)]
+    query(conn, f"UPDATE {t} SET k = 5000 WHERE k = 598")
+    model = [(5000 if r[0] == 598 else r[0], r[1], r[2]) for r in model]
+    check(conn, t, model)
+    assert rows(conn, f"SELECT k FROM {t} WHERE k = 5000") == [(5000,)]
+    assert rows(conn, f"SELECT k FROM {t} WHERE k = 598") == []
+
+    # A maintenance run indexes what was appended since; answers stay the same.
+    query(conn, f"OPTIMIZE {t}")
+    check(conn, t, model)
+    assert "ScalarIndexQuery" in plan(conn, f"SELECT * FROM {t} WHERE k = 417")
+
+    # DROP INDEX is one version; the scan reads every row again, with the same answers.
+    version = latest_version(conn, t)
+    query(conn, f"DROP INDEX k_idx ON {t}")
+    assert latest_version(conn, t) == version + 1
+    assert "ScalarIndexQuery" not in plan(conn, f"SELECT * FROM {t} WHERE k = 417")
+    check(conn, t, model)
+
+
+def test_an_index_built_while_rows_are_appended_loses_none(conn, server, unique_ns):
+    t = f"{unique_ns}.t"
+    fill(conn, t)
+    appended = []
+    failures = []
+
+    def append():
+        with flightsql.connect(server.uri, autocommit=True) as c:
+            for i in range(10):
+                try:
+                    query(c, f"INSERT INTO {t} VALUES ({10_000 + i}, 'new', 0.0)")
+                    appended.append(10_000 + i)
+                except flightsql.Error as e:  # pragma: no cover - reported below
+                    failures.append(str(e))
+
+    writer = threading.Thread(target=append)
+    writer.start()
+    query(conn, f"CREATE INDEX ON {t} (k)")
+    writer.join(timeout=120)
+    assert not writer.is_alive()
+    assert failures == []
+    assert rows(conn, f"SELECT k FROM {t} WHERE k >= 10000") == [(k,) for k in sorted(appended)]
+    assert rows(conn, f"SELECT count(*) FROM {t}") == [(KEYS + len(appended),)]
+    for k in (0, 599, 10_004):
+        assert rows(conn, f"SELECT k FROM {t} WHERE k = {k}") == [(k,)]
+
+
+@pytest.mark.parametrize(
+    "sql,message",
+    [
+        ("CREATE INDEX ON {t} (nope)", "has no column nope; its columns are k, s, f, tags"),
+        ("CREATE INDEX ON {t} (tags)", "column tags of"),
+        ("CREATE INDEX ON {t} USING BITMAP (f)", "a BITMAP index takes integers"),
+        ("CREATE INDEX ON {t} USING HASH (k)", "Lake builds BTREE"),
+        ("CREATE INDEX ON {t} (k, s)", "exactly one column"),
+        ("CREATE UNIQUE INDEX ON {t} (k)", "UNIQUE"),
+        ("CREATE INDEX ON {t} (k + 1)", "not an expression"),
+        ("CREATE INDEX __lance ON {t} (k)", "two underscores"),
+        ("CREATE INDEX ON iceberg.ns.t (k)", "read-only"),
+        ("DROP INDEX k_idx", "ON ns.t"),
+        ("DROP INDEX nope ON {t}", "has no index named nope; its indexes are: k_idx"),
+        ("CREATE INDEX k_idx ON {t} (s)", "already has an index named k_idx"),
+    ],
+    ids=["no-column", "list", "bitmap-float", "hash", "two-columns", "unique", "expression",
+         "reserved-name", "iceberg", "drop-no-table", "drop-unknown", "name-taken"],
+)
+def test_refused_with_the_reason(conn, unique_ns, sql, message):
+    t = f"{unique_ns}.t"
+    query(conn, f"CREATE TABLE {t} (k BIGINT, s VARCHAR, f DOUBLE, tags VARCHAR[])")
+    query(conn, f"INSERT INTO {t} VALUES (1, 'a', 1.5, ['x'])")
+    query(conn, f"CREATE INDEX ON {t} (k)")
+    version = latest_version(conn, t)
+    with pytest.raises(flightsql.Error, match=message.replace("(", r"\(").replace("[", r"\[")):
+        query(conn, sql.format(t=t))
+    assert latest_version(conn, t) == version
+    assert rows(conn, f"SELECT k, s FROM {t} WHERE k = 1") == [(1, "a")]
+
+
+def test_if_exists_and_if_not_exists_make_no_version(conn, unique_ns):
+    t = f"{unique_ns}.t"
+    fill(conn, t)
+    query(conn, f"CREATE INDEX ON {t} (k)")
+    version = latest_version(conn, t)
+    query(conn, f"CREATE INDEX IF NOT EXISTS k_idx ON {t} (k)")
+    query(conn, f"DROP INDEX IF EXISTS nope ON {t}")
+    assert latest_version(conn, t) == version
