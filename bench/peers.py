@@ -354,13 +354,15 @@ def bench_query(
 
     mismatches: list[str] = []
     if lake.answer is not None and duck.answer is not None:
-        problem = compare_answers(name, "lake", lake.answer, "duckdb", duck.answer)
+        problem = compare_answers(name, "lake", lake.answer, "duckdb", duck.answer) or order_problem(
+            name, "lake", lake.answer, sql
+        )
         entry["lake_matches_duckdb"] = problem is None
         if problem:
             mismatches.append(problem)
 
     if datafusion_answer is not None and datafusion_answer.is_file():
-        problem = check_datafusion(name, datafusion_answer, duck)
+        problem = check_datafusion(name, sql, datafusion_answer, duck)
         entry["datafusion_matches_duckdb"] = None if duck.answer is None else problem is None
         if problem:
             mismatches.append(problem)
@@ -373,8 +375,9 @@ def bench_query(
     return entry
 
 
-def check_datafusion(name: str, path: Path, duck: Contender) -> str | None:
-    """Compare DataFusion's answer (an Arrow IPC file) with DuckDB's; a problem or None."""
+def check_datafusion(name: str, sql: str, path: Path, duck: Contender) -> str | None:
+    """Compare DataFusion's answer (an Arrow IPC file) with DuckDB's, and its row order with
+    the query's ORDER BY; a problem or None."""
     ipc = require("pyarrow.ipc", "pyarrow")
     try:
         with ipc.open_file(path) as reader:
@@ -383,7 +386,9 @@ def check_datafusion(name: str, path: Path, duck: Contender) -> str | None:
         return f"{name}: cannot read DataFusion answer {path}: {describe_error(exc)}"
     if duck.answer is None:
         return None
-    return compare_answers(name, "datafusion", answer, "duckdb", duck.answer)
+    return compare_answers(name, "datafusion", answer, "duckdb", duck.answer) or order_problem(
+        name, "datafusion", answer, sql
+    )
 
 
 def cmd_tpch(args: argparse.Namespace) -> int:
@@ -536,6 +541,57 @@ def compare_answers(query: str, left_label: str, left: Any, right_label: str, ri
                     f"{query}: sorted row {i}, column {j} ({left.column_names[j]}): "
                     f"{left_label}={a!r} {right_label}={b!r}"
                 )
+    return None
+
+
+def order_by_keys(sql: str) -> list[tuple[str, bool]]:
+    """The outermost ORDER BY of ``sql`` as (output column name, descending) pairs.
+
+    Empty when the query has none, or when an item is not a plain column name
+    (then the order cannot be checked by name). TPC-H's ORDER BYs name output
+    columns.
+    """
+    text = re.sub(r"--[^\n]*", " ", sql).lower()
+    at = text.rfind("order by")
+    if at < 0:
+        return []
+    tail = text[at + len("order by"):]
+    if tail.count(")") > tail.count("("):
+        return []  # inside a subquery or a window
+    tail = re.split(r"\blimit\b|;", tail)[0]
+    keys = []
+    for item in tail.split(","):
+        words = item.split()
+        if not words or len(words) > 2 or not re.fullmatch(r"[a-z_][a-z0-9_]*", words[0]):
+            return []
+        if len(words) == 2 and words[1] not in ("asc", "desc"):
+            return []
+        keys.append((words[0], len(words) == 2 and words[1] == "desc"))
+    return keys
+
+
+def order_problem(query: str, label: str, answer: Any, sql: str) -> str | None:
+    """None when ``answer``'s rows come in the order its ORDER BY asks for, else the first
+    pair out of order. Values equal within the comparison tolerance are ties, whose order
+    is the engine's."""
+    keys = order_by_keys(sql)
+    names = [n.lower() for n in answer.column_names]
+    if not keys or any(k not in names for k, _ in keys):
+        return None
+    columns = [([normalize(v) for v in answer.column(names.index(k)).to_pylist()], desc) for k, desc in keys]
+    for i in range(1, answer.num_rows):
+        for values, desc in columns:
+            a, b = values[i - 1], values[i]
+            if values_equal(a, b):
+                continue
+            # NULLs sort last ascending, first descending (PostgreSQL's and DuckDB's default).
+            if a is None or b is None:
+                in_order = (b is None) != desc
+            else:
+                in_order = (a > b) if desc else (a < b)
+            if not in_order:
+                return f"{query}: {label}'s rows {i - 1} and {i} are out of ORDER BY order ({a!r} then {b!r})"
+            break
     return None
 
 
@@ -1007,7 +1063,9 @@ def cmd_iceberg(args: argparse.Namespace) -> int:
             if duck_s:
                 entry["duckdb_ms"] = statistics.median(duck_s) * 1000.0
             if lake_answer is not None and duck_answer is not None:
-                problem = compare_answers(name, "lake", lake_answer, "duckdb", duck_answer)
+                problem = compare_answers(name, "lake", lake_answer, "duckdb", duck_answer) or order_problem(
+                    name, "lake", lake_answer, lake_sql
+                )
                 entry["lake_matches_duckdb"] = problem is None
                 entry["mismatch"] = problem
             results[name] = entry
