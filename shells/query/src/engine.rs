@@ -527,6 +527,8 @@ pub struct Engine {
     iceberg: Option<Arc<IcebergCatalog>>,
     auth: Option<crate::auth::Authenticator>,
     running: Arc<crate::running::Running>,
+    /// Physical plans GetFlightInfo made, waiting for their DoGet ([`crate::plans`]).
+    plans: Arc<crate::plans::Plans>,
 }
 
 /// The snapshots a statement reads: Lake versions and Iceberg snapshots.
@@ -567,6 +569,7 @@ impl Engine {
             running: Arc::new(crate::running::Running::new(
                 crate::running::STATEMENTS_PER_PRINCIPAL_DEFAULT,
             )),
+            plans: Arc::default(),
         }
     }
 
@@ -1067,32 +1070,7 @@ impl Engine {
                 Some(pins) => pins
                     .lake
                     .iter()
-                    .map(|pin| {
-                        let table = registry.table_by_id(pin.table_id).ok_or_else(|| {
-                            QueryError::NotFound(format!(
-                                "table {}.{} (id {}) was dropped after the query was planned",
-                                pin.namespace,
-                                sql::split_table_key(&pin.key).0,
-                                pin.table_id
-                            ))
-                        })?;
-                        // A ticket outlived by its version's history: say so, as time
-                        // travel to that version would (its files may be gone).
-                        if pin.version > 0 {
-                            let shown = format!(
-                                "{LAKE_CATALOG}.{}.{}",
-                                pin.namespace,
-                                sql::split_table_key(&pin.key).0
-                            );
-                            resolve_version(
-                                &shown,
-                                &table.versions,
-                                VersionSpec::Version(pin.version),
-                            )
-                            .map_err(snapshot_error)?;
-                        }
-                        Ok((pin.clone(), table.clone()))
-                    })
+                    .map(|pin| Ok((pin.clone(), pinned_table(registry, pin)?.clone())))
                     .collect::<Result<Vec<_>, QueryError>>()?,
                 None => resolve_pins(registry, parsed, strict)?,
             };
@@ -1507,9 +1485,16 @@ impl Engine {
         target: &datafusion::sql::TableReference,
     ) -> Result<(String, String), QueryError> {
         let (namespace, key) = sql::lake_table(target).ok_or_else(|| {
-            QueryError::Unsupported(format!(
-                "{verb} {target}: catalog {ICEBERG_CATALOG} is read-only; Lake maintains its own tables (lake.namespace.table)"
-            ))
+            if sql::iceberg_table(target).is_some() {
+                QueryError::Unsupported(format!(
+                    "{verb} {target}: catalog {ICEBERG_CATALOG} is read-only; Lake maintains its own tables (lake.namespace.table)"
+                ))
+            } else {
+                QueryError::NotFound(format!(
+                    "{verb} {target}: catalog of {target} does not exist; catalogs: [{}]",
+                    self.catalogs().join(", ")
+                ))
+            }
         })?;
         let (name, travel) = sql::split_table_key(&key);
         if travel != TimeTravel::Latest {
@@ -2135,15 +2120,25 @@ impl Engine {
             ));
         };
         let physical = ctx.state().create_physical_plan(&plan).await?;
+        let schema = wire_schema(&physical.schema());
+        let once = params.is_none();
+        let ticket = Sealed::Query {
+            sql: sql_text.to_string(),
+            pins: pins.lake,
+            iceberg: pins.iceberg,
+            params,
+            revision,
+        };
+        if once {
+            // Parameter rows each plan again at DoGet; one plan serves a ticket without.
+            self.plans.keep(
+                plan_key(access, &ticket),
+                crate::plans::Plan { ctx, physical },
+            );
+        }
         Ok(Planned {
-            schema: wire_schema(&physical.schema()),
-            ticket: Sealed::Query {
-                sql: sql_text.to_string(),
-                pins: pins.lake,
-                iceberg: pins.iceberg,
-                params,
-                revision,
-            },
+            schema,
+            ticket,
             written: None,
         })
     }
@@ -2201,6 +2196,11 @@ impl Engine {
         sealed: Sealed,
         access: &Access,
     ) -> Result<(SchemaRef, SendableRecordBatchStream), QueryError> {
+        // The plan GetFlightInfo made on this replica for this caller, if it is waiting.
+        let kept = match &sealed {
+            Sealed::Query { params: None, .. } => self.plans.take(&plan_key(access, &sealed)),
+            _ => None,
+        };
         match sealed {
             Sealed::Write {
                 sql,
@@ -2254,6 +2254,25 @@ impl Engine {
                 let parsed = sql::parse(&sql)?;
                 let mut streams = Vec::with_capacity(binds.len());
                 let mut schema = None;
+                let binds = match kept {
+                    Some(kept) => {
+                        // Planned here moments ago: only what may have changed since is
+                        // checked again (grants, and the pinned tables and versions).
+                        self.check_references(access, &parsed)?;
+                        self.catalog.with_registry(|registry| {
+                            pins.lake
+                                .iter()
+                                .try_for_each(|pin| pinned_table(registry, pin).map(drop))
+                        })?;
+                        schema = Some(wire_schema(&kept.physical.schema()));
+                        streams.push(datafusion::physical_plan::execute_stream(
+                            kept.physical,
+                            kept.ctx.task_ctx(),
+                        )?);
+                        Vec::new()
+                    }
+                    None => binds,
+                };
                 for bind in binds {
                     // Grants are checked again: a revoke since planning takes effect here.
                     let (ctx, plan, _, _) =
@@ -2699,6 +2718,38 @@ async fn catalog_caught_up(catalog: &Arc<Catalog>, revision: u64, what: &str) {
     if let Err(e) = catalog.wait_for(revision, READ_YOUR_WRITES_TIMEOUT).await {
         tracing::warn!(error = %e, "the catalog does not show {what} yet");
     }
+}
+
+/// The table `pin` names, still there and still holding the pinned version.
+///
+/// # Errors
+/// [`QueryError::NotFound`] when the table was dropped after the query was planned; the
+/// snapshot error time travel gives when the pinned version expired meanwhile (a ticket
+/// outlived by its version's history: its files may be gone).
+fn pinned_table<'a>(registry: &'a Registry, pin: &Pin) -> Result<&'a Arc<TableState>, QueryError> {
+    let table = registry.table_by_id(pin.table_id).ok_or_else(|| {
+        QueryError::NotFound(format!(
+            "table {}.{} (id {}) was dropped after the query was planned",
+            pin.namespace,
+            sql::split_table_key(&pin.key).0,
+            pin.table_id
+        ))
+    })?;
+    if pin.version > 0 {
+        let shown = format!(
+            "{LAKE_CATALOG}.{}.{}",
+            pin.namespace,
+            sql::split_table_key(&pin.key).0
+        );
+        resolve_version(&shown, &table.versions, VersionSpec::Version(pin.version))
+            .map_err(snapshot_error)?;
+    }
+    Ok(table)
+}
+
+/// What a kept plan ([`crate::plans`]) is found by: the caller and the sealed ticket.
+fn plan_key(access: &Access, ticket: &Sealed) -> String {
+    format!("{:?}\u{1f}{ticket:?}", access.name())
 }
 
 /// A statement Lake carries out itself rather than through a DataFusion plan.

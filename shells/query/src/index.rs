@@ -93,8 +93,11 @@ impl IndexKind {
     }
 
     /// Whether the kind can index a column of type `data_type`: scalar types only (not
-    /// lists, structs, maps or FILE columns); a Bloom filter not floating point (equality on
-    /// floats is not what a user means), a bitmap not floating point either.
+    /// lists, structs, maps or FILE columns), and not floating point: Lake compares floats
+    /// as SQL does (`-0.0 = 0.0`, NaN equal to itself; `lake_canonical_float`), so a filter
+    /// on a float column is evaluated by the replica and never reaches a Lance index, and
+    /// Lance's zone map would skip a zone of NaNs for `v > 0` (found by an attack on this
+    /// feature). Bloom filters take the types Lance's `BloomFilter` hashes.
     fn takes(self, data_type: &DataType) -> bool {
         let scalar = data_type.is_primitive()
             || matches!(
@@ -108,9 +111,36 @@ impl IndexKind {
                     | DataType::BinaryView
                     | DataType::FixedSizeBinary(_)
             );
+        if data_type.is_floating() {
+            return false;
+        }
         match self {
-            Self::BTree | Self::ZoneMap => scalar,
-            Self::Bitmap | Self::BloomFilter => scalar && !data_type.is_floating(),
+            Self::BTree | Self::Bitmap | Self::ZoneMap => scalar,
+            Self::BloomFilter => {
+                data_type.is_integer()
+                    || matches!(
+                        data_type,
+                        DataType::Utf8
+                            | DataType::LargeUtf8
+                            | DataType::Binary
+                            | DataType::LargeBinary
+                            | DataType::Date32
+                            | DataType::Date64
+                            | DataType::Time32(_)
+                            | DataType::Time64(_)
+                            | DataType::Timestamp(..)
+                    )
+            }
+        }
+    }
+
+    /// What [`Self::takes`] accepts, in words.
+    fn takes_text(self) -> &'static str {
+        match self {
+            Self::BTree | Self::Bitmap | Self::ZoneMap => {
+                "integers, decimals, strings, binary, booleans, dates, times and timestamps (not floating point, whose comparisons the replica evaluates itself)"
+            }
+            Self::BloomFilter => "integers, strings, binary, dates, times and timestamps",
         }
     }
 }
@@ -216,7 +246,16 @@ pub fn create_statement(statement: &Statement) -> Option<Result<CreateIndex, Que
         let kind = using.map_or(Ok(IndexKind::BTree), IndexKind::from_sql)?;
         let name = match &create.name {
             Some(name) => index_name(name)?,
-            None => format!("{column}_idx"),
+            None => {
+                let name = format!("{column}_idx");
+                check_name(&name).map_err(|_| {
+                    QueryError::InvalidArgument(format!(
+                        "an unnamed index is named after its column, and {:?} is no index name (1 to {INDEX_NAME_MAX} ASCII letters, digits and underscores): name the index (`CREATE INDEX my_idx ON …`)",
+                        name.chars().take(40).collect::<String>()
+                    ))
+                })?;
+                name
+            }
         };
         check_name(&name)?;
         Ok(CreateIndex {
@@ -310,17 +349,10 @@ pub fn check_column(
     if kind.takes(data_type) {
         return Ok(());
     }
-    let takes = match kind {
-        IndexKind::BTree | IndexKind::ZoneMap => {
-            "numbers, decimals, strings, binary, booleans, dates, times and timestamps"
-        }
-        IndexKind::Bitmap | IndexKind::BloomFilter => {
-            "integers, decimals, strings, binary, booleans, dates, times and timestamps"
-        }
-    };
     Err(QueryError::InvalidArgument(format!(
-        "column {column} of {table} is {data_type}: a {} index takes {takes}",
-        kind.sql_name()
+        "column {column} of {table} is {data_type}: a {} index takes {}",
+        kind.sql_name(),
+        kind.takes_text()
     )))
 }
 
@@ -409,6 +441,7 @@ mod tests {
             ("CREATE INDEX __k ON ns.t (a)", "two underscores"),
             ("CREATE INDEX \"k-1\" ON ns.t (a)", "letters, digits"),
             ("CREATE INDEX ns.k ON ns.t (a)", "own name"),
+            ("CREATE INDEX ON ns.t (\"My Col\")", "name the index"),
         ] {
             let e = create(sql).expect_err(sql).to_string();
             assert!(e.contains(named), "{sql}: {e}");
@@ -463,7 +496,23 @@ mod tests {
                 .to_string();
             assert!(e.contains("column c of ns.t is List"), "{e}");
         }
-        assert!(check_column(IndexKind::BTree, "ns.t", "c", &DataType::Float64).is_ok());
-        assert!(check_column(IndexKind::Bitmap, "ns.t", "c", &DataType::Float64).is_err());
+        for kind in [
+            IndexKind::BTree,
+            IndexKind::Bitmap,
+            IndexKind::ZoneMap,
+            IndexKind::BloomFilter,
+        ] {
+            let e = check_column(kind, "ns.t", "c", &DataType::Float64).expect_err("a float");
+            assert!(e.to_string().contains("Float64"), "{e}");
+        }
+        // Lance's Bloom filter hashes neither decimals nor booleans.
+        for refused in [
+            DataType::Decimal128(15, 2),
+            DataType::Boolean,
+            DataType::Utf8View,
+        ] {
+            assert!(check_column(IndexKind::BloomFilter, "ns.t", "c", &refused).is_err());
+            assert!(check_column(IndexKind::BTree, "ns.t", "c", &refused).is_ok());
+        }
     }
 }

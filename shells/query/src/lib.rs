@@ -27,6 +27,7 @@ pub mod iceberg;
 pub mod index;
 pub mod jwt;
 pub mod merge;
+pub mod plans;
 pub mod redact;
 pub mod running;
 pub mod scan;

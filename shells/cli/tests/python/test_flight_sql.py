@@ -295,6 +295,25 @@ def test_pinned_ticket_reads_its_snapshot_while_a_commit_lands(server, conn, uni
     assert query(conn, f"SELECT count(*) AS n FROM {unique_ns}.race").to_pylist() == [{"n": 3}]
 
 
+def test_a_ticket_planned_once_serves_again_and_not_after_its_table_is_dropped(server, conn, unique_ns):
+    """GetFlightInfo's plan serves the first DoGet (plan once); a second DoGet plans again
+    at the same pins; a table dropped between planning and DoGet is named, not read."""
+    t = f"lake.{unique_ns}.once"
+    query(conn, f"CREATE TABLE {t} (x BIGINT)")
+    query(conn, f"INSERT INTO {t} VALUES (1), (2), (3)")
+    client = flight_client(server)
+    descriptor = fl.FlightDescriptor.for_command(statement_query_cmd(f"SELECT x FROM {t} WHERE x > 1 ORDER BY x"))
+    ticket = client.get_flight_info(descriptor).endpoints[0].ticket
+    query(conn, f"INSERT INTO {t} VALUES (4)")
+    for _ in range(3):
+        assert client.do_get(ticket).read_all().column("x").to_pylist() == [2, 3]
+    unredeemed = client.get_flight_info(descriptor).endpoints[0].ticket
+    query(conn, f"DROP TABLE {t}")
+    # pyarrow raises NOT_FOUND as a KeyError.
+    with pytest.raises((fl.FlightError, pa.ArrowKeyError), match="dropped after the query was planned"):
+        client.do_get(unredeemed).read_all()
+
+
 def test_a_write_runs_when_its_ticket_is_redeemed_and_once_however_often(server, conn, unique_ns):
     # Issue 15 case 12: an INSERT sent as a query (GetFlightInfo + CommandStatementQuery)
     # ran at planning, so three retried GetFlightInfo calls inserted three rows.
