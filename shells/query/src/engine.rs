@@ -1477,8 +1477,9 @@ impl Engine {
     /// (`verb`: OPTIMIZE, VACUUM, DELETE, UPDATE, MERGE) names.
     ///
     /// # Errors
-    /// [`QueryError::Unsupported`] for an Iceberg table; [`QueryError::InvalidArgument`]
-    /// for a past version of a table.
+    /// [`QueryError::Unsupported`] for an Iceberg table; [`QueryError::NotFound`] for a
+    /// catalog that does not exist; [`QueryError::InvalidArgument`] for a past version of
+    /// a table.
     fn lake_target(
         &self,
         verb: &str,
