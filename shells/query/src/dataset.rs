@@ -977,8 +977,9 @@ impl Datasets {
     /// [`QueryError::Conflict`] when the table has an index of that name;
     /// [`QueryError::InvalidArgument`] for a column the table lacks or whose type the
     /// kind cannot index ([`crate::index::check_column`]); [`QueryError::OutcomeUnknown`]
-    /// when Metasrv never answered the commit; [`QueryError::Lance`] when training or
-    /// files fail.
+    /// when Metasrv never answered the commit; [`QueryError::Aborted`] when a concurrent
+    /// rewrite of the same fragments won (nothing committed; safe to run again);
+    /// [`QueryError::Lance`] when training or files fail.
     pub async fn create_index(
         &self,
         table: &Arc<TableState>,
@@ -1039,7 +1040,8 @@ impl Datasets {
     /// # Errors
     /// [`QueryError::NotFound`] for an index the table does not have, naming the ones it
     /// has; [`QueryError::OutcomeUnknown`] when Metasrv never answered the commit;
-    /// [`QueryError::Lance`] when files fail.
+    /// [`QueryError::Aborted`] when a concurrent rewrite won; [`QueryError::Lance`] when
+    /// files fail.
     pub async fn drop_index(
         &self,
         table: &Arc<TableState>,
@@ -1089,6 +1091,7 @@ impl Datasets {
     ///
     /// # Errors
     /// [`QueryError::OutcomeUnknown`] when Metasrv never answered the commit;
+    /// [`QueryError::Aborted`] when a concurrent rewrite of the same fragments won;
     /// [`QueryError::Lance`] when files cannot be read or written.
     pub async fn update_indices(
         &self,
