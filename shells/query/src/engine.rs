@@ -1393,13 +1393,11 @@ impl Engine {
     ) -> Result<i64, QueryError> {
         let table = self.maintained_table(access, "CREATE INDEX", &request.table)?;
         let _running = self.datasets.maintenance_lock(table.meta.id).await;
-        let table = self.current(&table);
-        let committed = self.datasets.create_index(&table, request).await?;
-        if let Some(committed) = committed {
-            self.catalog
-                .wait_for(committed.revision, READ_YOUR_WRITES_TIMEOUT)
-                .await?;
-        }
+        let committed = self
+            .datasets
+            .create_index(&self.current(&table), request)
+            .await?;
+        self.await_committed(committed).await?;
         tracing::info!(
             by = access.name().unwrap_or("anonymous"),
             table = %request.table,
@@ -1424,16 +1422,11 @@ impl Engine {
     ) -> Result<i64, QueryError> {
         let table = self.maintained_table(access, "DROP INDEX", &request.table)?;
         let _running = self.datasets.maintenance_lock(table.meta.id).await;
-        let table = self.current(&table);
         let committed = self
             .datasets
-            .drop_index(&table, &request.name, request.if_exists)
+            .drop_index(&self.current(&table), &request.name, request.if_exists)
             .await?;
-        if let Some(committed) = committed {
-            self.catalog
-                .wait_for(committed.revision, READ_YOUR_WRITES_TIMEOUT)
-                .await?;
-        }
+        self.await_committed(committed).await?;
         tracing::info!(
             by = access.name().unwrap_or("anonymous"),
             table = %request.table,
@@ -1463,6 +1456,22 @@ impl Engine {
         )?;
         self.catalog
             .with_registry(|r| lookup(r, &namespace, &name).cloned())
+    }
+
+    /// Waits until this replica's catalog shows `committed` (a version a statement just
+    /// committed, if any), so the caller's next query reads it.
+    ///
+    /// # Errors
+    /// [`QueryError::Timeout`] after [`READ_YOUR_WRITES_TIMEOUT`].
+    async fn await_committed(&self, committed: Option<Committed>) -> Result<(), QueryError> {
+        match committed {
+            Some(committed) => {
+                self.catalog
+                    .wait_for(committed.revision, READ_YOUR_WRITES_TIMEOUT)
+                    .await
+            }
+            None => Ok(()),
+        }
     }
 
     /// `table` as this replica's catalog has it now (another maintenance run may have

@@ -24,7 +24,7 @@ use lance_index::IndexType;
 use lance_index::scalar::{BuiltinIndexType, ScalarIndexParams};
 
 use crate::QueryError;
-use crate::sql::normalize;
+use crate::sql::{given_clauses, normalize};
 
 /// Longest index name accepted, in bytes (Lance keeps the name in every manifest).
 pub const INDEX_NAME_MAX: usize = 128;
@@ -196,11 +196,7 @@ pub fn create_statement(statement: &Statement) -> Option<Result<CreateIndex, Que
             (create.predicate.is_some(), "WHERE (a partial index)"),
             (!create.alter_options.is_empty(), "ALGORITHM / LOCK"),
         ];
-        let given: Vec<&str> = clauses
-            .iter()
-            .filter(|(given, _)| *given)
-            .map(|(_, clause)| *clause)
-            .collect();
+        let given = given_clauses(&clauses);
         if !given.is_empty() {
             return Err(QueryError::Unsupported(format!(
                 "CREATE INDEX … {}: Lake builds an index on one column of a table (`CREATE INDEX [name] ON ns.t [USING BTREE | BITMAP | ZONEMAP | BLOOM] (column)`)",

@@ -327,11 +327,7 @@ pub fn optimize_target(statement: &Statement) -> Option<Result<TableReference, Q
         (deduplicate.is_some(), "DEDUPLICATE"),
         (on_cluster.is_some(), "ON CLUSTER"),
     ];
-    let given: Vec<&str> = clauses
-        .iter()
-        .filter(|(given, _)| *given)
-        .map(|(_, clause)| *clause)
-        .collect();
+    let given = given_clauses(&clauses);
     if !given.is_empty() {
         return Some(Err(QueryError::Unsupported(format!(
             "OPTIMIZE … {}: Lake's OPTIMIZE takes a table name only (`OPTIMIZE ns.t`) and compacts the whole table",
@@ -342,6 +338,16 @@ pub fn optimize_target(statement: &Statement) -> Option<Result<TableReference, Q
         datafusion::sql::planner::object_name_to_table_reference(name.clone(), true)
             .map_err(QueryError::from),
     )
+}
+
+/// The names of the clauses a statement gave (`(given, name)` pairs, in order), for a
+/// refusal that names each one Lake does not take.
+pub(crate) fn given_clauses<'a>(clauses: &[(bool, &'a str)]) -> Vec<&'a str> {
+    clauses
+        .iter()
+        .filter(|(given, _)| *given)
+        .map(|(_, clause)| *clause)
+        .collect()
 }
 
 /// The table a `VACUUM name` statement collects the stage garbage of (Redshift's and
@@ -368,11 +374,7 @@ pub fn vacuum_target(statement: &Statement) -> Option<Result<TableReference, Que
         (vacuum.threshold.is_some(), "TO … PERCENT"),
         (vacuum.boost, "BOOST"),
     ];
-    let given: Vec<&str> = clauses
-        .iter()
-        .filter(|(given, _)| *given)
-        .map(|(_, clause)| *clause)
-        .collect();
+    let given = given_clauses(&clauses);
     let Some(name) = vacuum.table_name.as_ref().filter(|_| given.is_empty()) else {
         return Some(Err(QueryError::Unsupported(format!(
             "VACUUM{}: Lake's VACUUM takes a table name only (`VACUUM ns.t`) and removes the objects of its stage no retained version names",
