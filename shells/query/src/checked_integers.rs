@@ -11,6 +11,13 @@
 //! temporal arithmetic are untouched (floats go to ±inf as IEEE 754 says; Lake checks every
 //! decimal it returns against its precision).
 //!
+//! The same rule replaces `CAST(x AS REAL)` of a DOUBLE with [`lake_checked_real`](checked_real),
+//! which fails with "… is out of range for REAL" where a finite DOUBLE is beyond REAL's
+//! ±3.4028235e38: Arrow's cast (`as f32`) makes it ±inf, so `INSERT … VALUES (1e39)` into a
+//! REAL column stored inf. PostgreSQL ("value out of range: overflow") and DuckDB ("out of
+//! range for the destination type FLOAT") refuse it. NaN and ±inf stay what they are, and a
+//! DOUBLE too small for REAL becomes 0 or a subnormal, as in DuckDB.
+//!
 //! Filters that use these functions are evaluated by DataFusion rather than pushed into a
 //! Lance scan ([`crate::scan`]).
 
@@ -54,6 +61,75 @@ pub fn checked(op: Operator) -> Option<Arc<ScalarUDF>> {
         Operator::Minus => Some(SUB.clone()),
         Operator::Multiply => Some(MUL.clone()),
         _ => None,
+    }
+}
+
+/// `lake_checked_real(DOUBLE) -> REAL`: the cast that fails where a finite value does not
+/// fit (see the module doc).
+pub fn checked_real() -> Arc<ScalarUDF> {
+    static REAL: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| {
+        Arc::new(ScalarUDF::new_from_impl(CheckedReal {
+            signature: Signature::exact(vec![DataType::Float64], Volatility::Immutable),
+        }))
+    });
+    REAL.clone()
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct CheckedReal {
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for CheckedReal {
+    fn name(&self) -> &str {
+        "lake_checked_real"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Float32)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let [value] = args.args.as_slice() else {
+            return exec_err!("lake_checked_real takes one DOUBLE");
+        };
+        let narrow = |v: f64| -> Result<f32> {
+            #[allow(clippy::cast_possible_truncation)] // checked just below
+            let r = v as f32;
+            if r.is_infinite() && v.is_finite() {
+                return exec_err!(
+                    "{v} is out of range for REAL (a finite REAL is at most {:e} in magnitude)",
+                    f32::MAX
+                );
+            }
+            Ok(r)
+        };
+        match value {
+            ColumnarValue::Scalar(ScalarValue::Float64(v)) => Ok(ColumnarValue::Scalar(
+                ScalarValue::Float32(v.map(narrow).transpose()?),
+            )),
+            ColumnarValue::Array(array) => {
+                let doubles = array
+                    .as_any()
+                    .downcast_ref::<arrow::array::Float64Array>()
+                    .ok_or_else(|| {
+                        datafusion::error::DataFusionError::Execution(format!(
+                            "lake_checked_real takes a DOUBLE, got {}",
+                            array.data_type()
+                        ))
+                    })?;
+                let reals: arrow::array::Float32Array = doubles.try_unary(narrow)?;
+                Ok(ColumnarValue::Array(Arc::new(reals)))
+            }
+            other => exec_err!(
+                "lake_checked_real takes a DOUBLE, got {}",
+                other.data_type()
+            ),
+        }
     }
 }
 
@@ -143,6 +219,17 @@ fn checked_arithmetic(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>
                     left, op, right,
                 )))),
             }
+        }
+        Expr::Cast(cast)
+            if cast.field.data_type() == &DataType::Float32
+                && cast
+                    .expr
+                    .get_type(schema)
+                    .is_ok_and(|t| t == DataType::Float64) =>
+        {
+            Ok(Transformed::yes(Expr::ScalarFunction(
+                ScalarFunction::new_udf(checked_real(), vec![*cast.expr]),
+            )))
         }
         other => Ok(Transformed::no(other)),
     })

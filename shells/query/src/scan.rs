@@ -22,9 +22,10 @@
 
 use std::sync::Arc;
 
-use arrow::datatypes::SchemaRef;
+use arrow::datatypes::{DataType, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::Session;
+use datafusion::common::ScalarValue;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::datasource::TableProvider;
 use datafusion::error::DataFusionError;
@@ -190,12 +191,12 @@ impl TableProvider for LanceTable {
         filters: &[&Expr],
     ) -> datafusion::common::Result<Vec<TableProviderFilterPushDown>> {
         // The Lance scan evaluates the whole pushed filter on every row it returns, with
-        // DataFusion's own expressions; filters its planner cannot take stay with
-        // DataFusion.
+        // DataFusion's own expressions; filters its planner cannot take, or whose
+        // evaluation can fail, stay with DataFusion.
         Ok(filters
             .iter()
             .map(|filter| {
-                if lance_plans(filter) {
+                if lance_evaluates(filter, &self.schema) {
                     TableProviderFilterPushDown::Exact
                 } else {
                     TableProviderFilterPushDown::Unsupported
@@ -205,22 +206,245 @@ impl TableProvider for LanceTable {
     }
 }
 
-/// Whether Lance's filter planner (lance-datafusion `Planner`) takes `filter`: not with
-/// Lake's own functions (checked arithmetic, canonical floats) or a LIKE with an escape
-/// character other than `\`.
-fn lance_plans(filter: &Expr) -> bool {
+/// Functions a pushed filter may call: Lance's planner takes them and they cannot fail on
+/// any row (DataFusion `datafusion-functions` names).
+const INFALLIBLE_FUNCTIONS: &[&str] = &[
+    "lower",
+    "upper",
+    "starts_with",
+    "ends_with",
+    "character_length",
+    "octet_length",
+    "bit_length",
+    "btrim",
+    "ltrim",
+    "rtrim",
+    "coalesce",
+    "nullif",
+    "isnan",
+    "iszero",
+    "get_field",
+];
+
+/// Whether a Lance scan may evaluate `filter` (over a table of `schema`): every node is a
+/// column, a literal, a comparison, `AND`/`OR`/`NOT`, `IS [NOT] NULL|TRUE|FALSE|UNKNOWN`,
+/// `BETWEEN`, `IN (list)`, `CASE`, `TRY_CAST`, `LIKE`/`ILIKE` (escape `\` or none), a cast
+/// that cannot fail ([`cast_cannot_fail`]), `substr` with no length or a literal one of 0 or
+/// more, or one of [`INFALLIBLE_FUNCTIONS`].
+///
+/// Lance reports any failure while it filters as its own execution error, with the cause
+/// flattened to text, so a filter that fails on the data (`10 / i` over a zero, `CAST(s AS
+/// INT)` over `'x'`, a binary column compared as text) would reach the client as an
+/// internal error. DataFusion evaluates those itself and the failure keeps its kind
+/// (INVALID_ARGUMENT). Lake's own functions (checked arithmetic, canonical floats) and
+/// `SIMILAR TO` (a pattern that may not compile) stay with DataFusion too.
+fn lance_evaluates(filter: &Expr, schema: &arrow::datatypes::Schema) -> bool {
+    use datafusion::logical_expr::Operator;
     !filter
         .exists(|e| {
-            Ok(match e {
-                Expr::Like(like) | Expr::SimilarTo(like) => {
-                    like.escape_char.is_some_and(|c| c != '\\')
-                }
-                Expr::ScalarFunction(f) => f
-                    .func
-                    .name()
-                    .starts_with(crate::checked_integers::LAKE_FUNCTION_PREFIX),
+            Ok(!match e {
+                Expr::Column(_)
+                | Expr::Literal(..)
+                | Expr::Alias(_)
+                | Expr::Not(_)
+                | Expr::IsNull(_)
+                | Expr::IsNotNull(_)
+                | Expr::IsTrue(_)
+                | Expr::IsFalse(_)
+                | Expr::IsUnknown(_)
+                | Expr::IsNotTrue(_)
+                | Expr::IsNotFalse(_)
+                | Expr::IsNotUnknown(_)
+                | Expr::Between(_)
+                | Expr::InList(_)
+                | Expr::Case(_)
+                | Expr::TryCast(_) => true,
+                Expr::BinaryExpr(binary) => matches!(
+                    binary.op,
+                    Operator::Eq
+                        | Operator::NotEq
+                        | Operator::Lt
+                        | Operator::LtEq
+                        | Operator::Gt
+                        | Operator::GtEq
+                        | Operator::And
+                        | Operator::Or
+                        | Operator::IsDistinctFrom
+                        | Operator::IsNotDistinctFrom
+                ),
+                Expr::Like(like) => like.escape_char.is_none_or(|c| c == '\\'),
+                Expr::Cast(cast) => source_type(&cast.expr, schema)
+                    .is_some_and(|from| cast_cannot_fail(&from, cast.field.data_type())),
+                Expr::ScalarFunction(f) => match f.func.name() {
+                    // Fails only on a negative length.
+                    "substr" => f.args.get(2).is_none_or(|length| {
+                        matches!(length, Expr::Literal(v, _) if v.is_null()
+                            || ScalarValue::new_zero(&v.data_type())
+                                .is_ok_and(|zero| v >= &zero))
+                    }),
+                    name => INFALLIBLE_FUNCTIONS.contains(&name),
+                },
                 _ => false,
             })
         })
-        .unwrap_or(true)
+        .unwrap_or(false)
+}
+
+/// The type of a column, a literal or a cast of them, by the table's `schema`.
+fn source_type(expr: &Expr, schema: &arrow::datatypes::Schema) -> Option<DataType> {
+    match expr {
+        Expr::Column(column) => schema
+            .field_with_name(&column.name)
+            .ok()
+            .map(|f| f.data_type().clone()),
+        Expr::Literal(value, _) => Some(value.data_type()),
+        Expr::Cast(cast) => Some(cast.field.data_type().clone()),
+        _ => None,
+    }
+}
+
+/// Whether Arrow's cast from `from` to `to` succeeds for every value: the same type, a
+/// null, an integer to a wider integer that holds its whole range or to a float, a float
+/// to a wider float, text between its three layouts, a decimal or integer to a decimal with
+/// at least as many digits before and after the point, a decimal to a double, a date to a
+/// 64-bit date.
+fn cast_cannot_fail(from: &DataType, to: &DataType) -> bool {
+    use DataType::*;
+    /// Digits before the point an integer type or a decimal holds.
+    fn integer_digits(t: &DataType) -> Option<i16> {
+        Some(match t {
+            Int8 | UInt8 => 3,
+            Int16 | UInt16 => 5,
+            Int32 | UInt32 => 10,
+            Int64 => 19,
+            UInt64 => 20,
+            Decimal32(p, s) | Decimal64(p, s) | Decimal128(p, s) | Decimal256(p, s) => {
+                i16::from(*p) - i16::from(*s)
+            }
+            _ => return None,
+        })
+    }
+    fn scale(t: &DataType) -> i8 {
+        match t {
+            Decimal32(_, s) | Decimal64(_, s) | Decimal128(_, s) | Decimal256(_, s) => *s,
+            _ => 0,
+        }
+    }
+    let text = |t: &DataType| matches!(t, Utf8 | LargeUtf8 | Utf8View);
+    if from == to || from.is_null() || (text(from) && text(to)) {
+        return true;
+    }
+    match (from, to) {
+        (f, Float16 | Float32 | Float64) if f.is_integer() => true,
+        (Float16, Float32 | Float64) | (Float32, Float64) | (Date32, Date64) => true,
+        (Decimal32(..) | Decimal64(..) | Decimal128(..) | Decimal256(..), Float64) => true,
+        (f, t) if f.is_integer() && t.is_integer() => {
+            let width = |t: &DataType| t.primitive_width().unwrap_or(0);
+            if f.is_signed_integer() && t.is_unsigned_integer() {
+                false
+            } else if f.is_unsigned_integer() && t.is_signed_integer() {
+                width(t) > width(f)
+            } else {
+                width(t) >= width(f)
+            }
+        }
+        (f, Decimal32(..) | Decimal64(..) | Decimal128(..) | Decimal256(..)) => {
+            match (integer_digits(f), integer_digits(to)) {
+                (Some(have), Some(room)) => room >= have && scale(to) >= scale(f),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::datatypes::{Field, Schema};
+    use datafusion::logical_expr::{cast, col, lit};
+
+    fn schema() -> Schema {
+        Schema::new(vec![
+            Field::new("i", DataType::Int32, true),
+            Field::new("s", DataType::Utf8, true),
+            Field::new("b", DataType::Binary, true),
+            Field::new("d", DataType::Float64, true),
+            Field::new("m", DataType::Decimal128(15, 2), true),
+        ])
+    }
+
+    #[test]
+    fn filters_that_cannot_fail_go_to_lance() {
+        let schema = schema();
+        for filter in [
+            col("i").gt(lit(3)),
+            col("i").eq(lit(1)).or(col("s").like(lit("a%"))),
+            col("s").in_list(vec![lit("a"), lit("b")], false),
+            col("m").between(lit(1), lit(2)).and(col("i").is_null()),
+            cast(col("i"), DataType::Int64).lt(lit(5_000_000_000_i64)),
+            cast(col("m"), DataType::Decimal128(20, 4)).gt(lit(1)),
+            datafusion::functions::expr_fn::lower(col("s")).eq(lit("x")),
+            datafusion::functions::expr_fn::substr(col("s"), lit(1)).eq(lit("x")),
+            datafusion::functions::expr_fn::substring(col("s"), lit(1), lit(2)).eq(lit("x")),
+        ] {
+            assert!(lance_evaluates(&filter, &schema), "{filter}");
+        }
+    }
+
+    #[test]
+    fn filters_that_can_fail_on_a_row_stay_with_datafusion() {
+        let schema = schema();
+        for filter in [
+            (lit(10) / col("i")).gt(lit(1)),
+            (col("i") % lit(0)).eq(lit(1)),
+            col("i").eq(lit(1)).and((lit(10) / col("i")).gt(lit(1))),
+            cast(col("s"), DataType::Int32).eq(lit(1)),
+            cast(col("b"), DataType::Utf8).like(lit("ab%")),
+            cast(col("d"), DataType::Decimal128(38, 23)).gt(lit(1)),
+            cast(col("i"), DataType::Int16).eq(lit(1_i16)),
+            cast(col("m"), DataType::Decimal128(15, 4)).eq(lit(1)),
+            datafusion::functions::expr_fn::substring(col("s"), lit(1), lit(-1)).eq(lit("x")),
+            datafusion::functions::expr_fn::substring(col("s"), lit(1), col("i")).eq(lit("x")),
+        ] {
+            assert!(!lance_evaluates(&filter, &schema), "{filter}");
+        }
+    }
+
+    #[test]
+    fn only_lossless_or_total_casts_cannot_fail() {
+        use DataType::*;
+        for (from, to) in [
+            (Int8, Int64),
+            (UInt32, Int64),
+            (Int64, Float64),
+            (Float32, Float64),
+            (Utf8, Utf8View),
+            (Int32, Decimal128(10, 0)),
+            (Decimal128(15, 2), Decimal128(38, 2)),
+            (Decimal128(15, 2), Float64),
+            (Date32, Date64),
+            (Null, Int32),
+        ] {
+            assert!(cast_cannot_fail(&from, &to), "{from} -> {to}");
+        }
+        for (from, to) in [
+            (Int64, Int32),
+            (Int8, UInt64),
+            (UInt64, Int64),
+            (Int32, Decimal128(9, 0)),
+            (Decimal128(15, 2), Decimal128(15, 3)),
+            (Decimal128(15, 2), Decimal128(14, 2)),
+            (Float64, Float32),
+            (Float64, Decimal128(38, 10)),
+            (Utf8, Int32),
+            (Binary, Utf8),
+            (
+                Date32,
+                Timestamp(arrow::datatypes::TimeUnit::Nanosecond, None),
+            ),
+        ] {
+            assert!(!cast_cannot_fail(&from, &to), "{from} -> {to}");
+        }
+    }
 }

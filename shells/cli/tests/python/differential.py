@@ -27,7 +27,9 @@ by blank lines; lines starting with `#` are comments (anywhere):
 * `query rowsort` + SQL: the results are compared as multisets of rows.
 * `query ordered` + SQL: the SQL's ORDER BY orders the rows completely; compared in order.
 * `query error [substring]`: both engines must refuse the SQL; when a substring is given it
-  must occur (case-insensitively) in Lake's error message (DuckDB's messages differ).
+  must occur (case-insensitively) in Lake's error message (DuckDB's messages differ). Lake's
+  refusal must be the client's error, never INTERNAL (a failure on the data a query names is
+  INVALID_ARGUMENT wherever the failing expression runs, in DataFusion or in a Lance scan).
 * Recorded divergences, each with the upstream reason in a comment above it, checked as
   strictly as an answer (when the divergence goes away, the block fails and says to drop
   the marker):
@@ -539,6 +541,11 @@ def _outcome(run, sql):
         return None, None, _error_text(e)
 
 
+def _internal(error: str) -> bool:
+    """Whether Lake's refusal says the fault is the server's (gRPC INTERNAL)."""
+    return error.startswith("InternalError") or "INTERNAL:" in error
+
+
 def _show(rows, error) -> str:
     return f"    ERROR {error}" if error is not None else render_rows(rows)
 
@@ -578,6 +585,8 @@ def compare_query(block: Block, lake_sql: str, lake, duck: DuckDB, mode: str = "
                            block.line, lake_sql, *show())
         if block.error.lower() not in lake_err.lower():
             return Failure("error text", block.line, lake_sql, *show(), expected=f"    an error containing {block.error!r}")
+        if _internal(lake_err):
+            return Failure("Lake refuses with INTERNAL", block.line, lake_sql, *show())
         return None
     if block.mode == "lake-differs":
         if lake_err is not None or duck_err is not None:
@@ -593,6 +602,8 @@ def compare_query(block: Block, lake_sql: str, lake, duck: DuckDB, mode: str = "
             return Failure(f"error expected, {who} answered", block.line, lake_sql, *show())
         if block.error and block.error.lower() not in lake_err.lower():
             return Failure("error text", block.line, lake_sql, *show(), expected=f"    an error containing {block.error!r}")
+        if _internal(lake_err):
+            return Failure("Lake refuses with INTERNAL", block.line, lake_sql, *show())
         return None
     if lake_err is not None and duck_err is not None:
         return Failure("both engines refuse", block.line, lake_sql, *show())

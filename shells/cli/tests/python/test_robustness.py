@@ -171,3 +171,47 @@ def test_a_string_that_is_not_a_number_is_an_error_not_null(conn, unique_ns):
         query(conn, f"INSERT INTO {unique_ns}.num VALUES (?)", ("x",))
     assert "column n" in str(err.value)
     assert query(conn, f"SELECT count(*) AS c FROM {unique_ns}.num").to_pylist() == [{"c": 0}]
+
+
+def test_a_filter_that_fails_on_the_data_is_the_clients_error_and_writes_nothing(conn, unique_ns):
+    """A filter Lance could evaluate in its scan but that fails on a row (a zero divisor,
+    text that is no number, bytes that are no UTF-8) is refused as INVALID_ARGUMENT with
+    the cause, as the same expression in a projection is; DML with such a predicate
+    commits nothing."""
+    t = f"{unique_ns}.fails"
+    query(conn, f"CREATE TABLE {t} (i INT, s VARCHAR, b BYTEA)")
+    query(conn, f"INSERT INTO {t} VALUES (0, 'x', X'ff00'), (2, '7', X'6162'), (5, NULL, NULL)")
+    for sql, cause in [
+        (f"SELECT i FROM {t} WHERE 10 / i > 1", "Divide by zero"),
+        (f"SELECT i FROM {t} WHERE i % 0 = 1", "Divide by zero"),
+        (f"SELECT i FROM {t} WHERE CAST(s AS INT) = 7", "Cannot cast string 'x'"),
+        (f"SELECT i FROM {t} WHERE b LIKE 'ab%'", "non UTF-8"),
+        (f"DELETE FROM {t} WHERE 10 / i > 1", "Divide by zero"),
+        (f"UPDATE {t} SET s = 'y' WHERE CAST(s AS INT) = 7", "Cannot cast string 'x'"),
+    ]:
+        with pytest.raises(flightsql.ProgrammingError) as err:  # INVALID_ARGUMENT
+            query(conn, sql)
+        assert "INVALID_ARGUMENT" in str(err.value) and cause in str(err.value), sql
+    assert sorted(query(conn, f"SELECT i, s FROM {t}").to_pylist(), key=lambda r: r["i"]) == [
+        {"i": 0, "s": "x"}, {"i": 2, "s": "7"}, {"i": 5, "s": None}]
+    # The conjuncts that cannot fail still filter inside the Lance scan; the rest runs above.
+    plan = query(conn, f"EXPLAIN SELECT i FROM {t} WHERE i > 1 AND 10 / i > 1").to_pylist()
+    physical = next(r["plan"] for r in plan if r["plan_type"] == "physical_plan")
+    assert re.search(r"LanceRead:.*full_filter=i > Int32\(1\)", physical), physical
+    assert re.search(r"FilterExec: 10 / CAST\(i@\d+ AS Int64\) > 1", physical), physical
+    assert sorted(r["i"] for r in query(conn, f"SELECT i FROM {t} WHERE i > 1 AND 10 / i > 1")
+                  .to_pylist()) == [2, 5]
+    assert query(conn, f"SELECT i FROM {t} WHERE i > 1 AND 10 / i > 2").to_pylist() == [{"i": 2}]
+
+
+def test_a_double_beyond_real_range_is_refused_not_stored_as_infinity(conn, unique_ns):
+    t = f"{unique_ns}.reals"
+    query(conn, f"CREATE TABLE {t} (r REAL)")
+    for value in ["1e39", "CAST(-1e39 AS DOUBLE)"]:
+        with pytest.raises(flightsql.ProgrammingError) as err:
+            query(conn, f"INSERT INTO {t} VALUES ({value})")
+        assert "out of range for REAL" in str(err.value)
+    query(conn, f"INSERT INTO {t} VALUES (3e38), (CAST('Infinity' AS DOUBLE)), (NULL), (1e-50)")
+    rows = [r["r"] for r in query(conn, f"SELECT r FROM {t}").to_pylist()]
+    assert sorted(rows, key=lambda v: (v is None, v or 0)) == [
+        0.0, pytest.approx(3e38, rel=1e-6), float("inf"), None]
