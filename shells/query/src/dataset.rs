@@ -38,6 +38,10 @@ use object_store::path::Path;
 
 use crate::QueryError;
 
+/// How many times opening a version for maintenance asks Metasrv again for a manifest that
+/// moved from its staging path to its final one while it was being opened.
+const MANIFEST_MOVES_MAX: u32 = 3;
+
 /// Opened datasets kept per replica, by (table id, version).
 const OPEN_DATASETS_MAX: usize = 256;
 /// Commit attempts of an append that keeps losing the compare-and-swap. Its data files are
@@ -945,7 +949,11 @@ impl Datasets {
         let metrics = compact_files(&mut dataset, options, None)
             .await
             .map_err(|e| {
-                if is_commit_conflict(&e) {
+                if let Some(gone) = store.gone().or_else(|| metasrv_table_gone(&e)) {
+                    QueryError::NotFound(format!(
+                        "the compaction of {name} committed nothing: {gone}"
+                    ))
+                } else if is_commit_conflict(&e) {
                     QueryError::Aborted(format!(
                         "the compaction of {name} lost to another rewrite of the same fragments and committed nothing; running OPTIMIZE again is safe"
                     ))
@@ -1025,7 +1033,11 @@ impl Datasets {
             )
             .await
             .map_err(|e| {
-                maintenance_failure(&format!("building index {index} on {name}({column})"), &e)
+                maintenance_failure(
+                    &format!("building index {index} on {name}({column})"),
+                    &e,
+                    &store,
+                )
             })?;
         store.outcome(&format!(
             "building index {index} on {name} may or may not have committed ({{why}}); CREATE INDEX IF NOT EXISTS is safe to run again"
@@ -1074,10 +1086,9 @@ impl Datasets {
                 Err(missing(names))
             };
         }
-        dataset
-            .drop_index(index)
-            .await
-            .map_err(|e| maintenance_failure(&format!("dropping index {index} of {name}"), &e))?;
+        dataset.drop_index(index).await.map_err(|e| {
+            maintenance_failure(&format!("dropping index {index} of {name}"), &e, &store)
+        })?;
         store.outcome(&format!(
             "dropping index {index} of {name} may or may not have committed ({{why}}); DROP INDEX IF EXISTS is safe to run again"
         ))
@@ -1123,7 +1134,9 @@ impl Datasets {
         dataset
             .optimize_indices(&lance_index::optimize::OptimizeOptions::default())
             .await
-            .map_err(|e| maintenance_failure(&format!("updating the indexes of {name}"), &e))?;
+            .map_err(|e| {
+                maintenance_failure(&format!("updating the indexes of {name}"), &e, &store)
+            })?;
         store.outcome(&format!(
             "updating the indexes of {name} may or may not have committed ({{why}}); the next maintenance run updates them either way"
         ))
@@ -1203,8 +1216,16 @@ impl Datasets {
             return Ok(None);
         };
         let store = Arc::new(self.writer(meta, None, None));
-        let dataset = self.open_version(meta, latest, store.clone()).await?;
-        Ok(Some((dataset, store)))
+        let mut moves = 0;
+        loop {
+            match self.load_version(meta, latest, store.clone()).await {
+                Ok(dataset) => return Ok(Some((dataset, store))),
+                // The manifest Metasrv named moved from its staging path to its final one
+                // since (a concurrent commit finalized it): the store asks Metasrv again.
+                Err(lance::Error::NotFound { .. }) if moves < MANIFEST_MOVES_MAX => moves += 1,
+                Err(e) => return Err(cannot_open(meta, latest, &e)),
+            }
+        }
     }
 
     /// `meta`'s dataset at `version`, its manifests resolved (and any commit made)
@@ -1258,6 +1279,7 @@ impl Datasets {
             committed: Mutex::new(None),
             unknown: Mutex::new(None),
             refused: Mutex::new(false),
+            gone: Mutex::new(None),
         }
     }
 
@@ -1474,8 +1496,15 @@ async fn mark_deleted(
     Ok((updated, removed))
 }
 
-/// The error of a Lance dataset version that cannot be opened.
+/// The error of a Lance dataset version that cannot be opened: [`QueryError::NotFound`]
+/// when Metasrv says the table is gone (dropped since it was looked up).
 fn cannot_open(meta: &TableMeta, version: u64, e: &lance::Error) -> QueryError {
+    if let Some(gone) = metasrv_table_gone(e) {
+        return QueryError::NotFound(format!(
+            "cannot open {}.{} version {version}: {gone}",
+            meta.namespace, meta.name
+        ));
+    }
     QueryError::Lance(format!(
         "cannot open {}.{} version {version}: {}",
         meta.namespace,
@@ -1516,6 +1545,9 @@ fn settle(
         .unwrap_or_else(|p| p.into_inner())
         .take();
     let refused = unknown.is_none() && *store.refused.lock().unwrap_or_else(|p| p.into_inner());
+    let gone = store
+        .gone()
+        .or_else(|| result.as_ref().err().and_then(metasrv_table_gone));
     match (result, committed) {
         (Ok(()), Some(c)) => Ok(Settled::Committed(c)),
         (Ok(()), None) => Err(QueryError::OutcomeUnknown(format!(
@@ -1545,8 +1577,49 @@ fn settle(
             tracing::debug!(error = %e, "{what}: metasrv refused the commit; re-reading the table");
             Ok(Settled::Lost(e))
         }
+        // The table is gone (dropped while this write ran): Metasrv refused the commit, so
+        // nothing was committed.
+        (Err(_), None) if unknown.is_none() && gone.is_some() => {
+            Err(QueryError::NotFound(format!(
+                "the {what} to {table} committed nothing: {}",
+                gone.unwrap_or_default()
+            )))
+        }
         (Err(e), _) => Err(classify(meta, what, e)),
     }
+}
+
+/// What Metasrv said when a Lance failure carries its answer that the table (or its
+/// namespace) does not exist: [`MetasrvManifests`] raises Metasrv's errors inside Lance's
+/// commit as `lance::Error::IO` with the [`lake_metasrv::MetasrvError`] as the source.
+fn metasrv_table_gone(e: &lance::Error) -> Option<String> {
+    use lake_core::CommitError;
+    use lake_metasrv::MetasrvError;
+    let metasrv = match e {
+        lance::Error::IO { source, .. } | lance::Error::Wrapped { error: source, .. } => {
+            source.downcast_ref::<MetasrvError>()?
+        }
+        lance::Error::Shared { source } => return metasrv_table_gone(source),
+        _ => return None,
+    };
+    let gone = match metasrv {
+        MetasrvError::Commit(e) => matches!(
+            e,
+            CommitError::TableNotFound { .. }
+                | CommitError::TableIdNotFound { .. }
+                | CommitError::NamespaceNotFound { .. }
+        ),
+        // Over the wire: the CommitError variant in `x-lake-error`.
+        MetasrvError::Rpc { code, reason, .. } => {
+            *code == tonic::Code::NotFound
+                && matches!(
+                    reason.as_str(),
+                    "table-not-found" | "table-id-not-found" | "namespace-not-found"
+                )
+        }
+        _ => false,
+    };
+    gone.then(|| metasrv.to_string())
 }
 
 fn is_commit_conflict(e: &lance::Error) -> bool {
@@ -1594,10 +1667,13 @@ async fn index_names(dataset: &Dataset, name: &str) -> Result<Vec<String>, Query
     Ok(names)
 }
 
-/// A maintenance commit's (`what`) failure: a lost race commits nothing and may simply run
-/// again ([`QueryError::Aborted`]); anything else is Lance's ([`QueryError::Lance`]).
-fn maintenance_failure(what: &str, e: &lance::Error) -> QueryError {
-    if is_commit_conflict(e) {
+/// A maintenance commit's (`what`) failure through `store`: a table dropped meanwhile
+/// ([`QueryError::NotFound`]) or a lost race ([`QueryError::Aborted`], safe to run again)
+/// committed nothing; anything else is Lance's ([`QueryError::Lance`]).
+fn maintenance_failure(what: &str, e: &lance::Error, store: &MetasrvManifests) -> QueryError {
+    if let Some(gone) = store.gone().or_else(|| metasrv_table_gone(e)) {
+        QueryError::NotFound(format!("{what} committed nothing: {gone}"))
+    } else if is_commit_conflict(e) {
         QueryError::Aborted(format!(
             "{what} lost to a concurrent change of the same fragments and committed nothing; running it again is safe"
         ))
@@ -1821,6 +1897,10 @@ struct MetasrvManifests {
     /// Whether Metasrv definitely refused the last compare-and-swap (another writer won
     /// the version, or the version was not the one this write may commit as).
     refused: Mutex<bool>,
+    /// Metasrv's answer, to any call of this write, that the table no longer exists (it
+    /// was dropped while the write ran): Lance may report the failure as something else,
+    /// e.g. an unknown outcome when it cannot read the manifest back.
+    gone: Mutex<Option<String>>,
 }
 
 /// What became of one compare-and-swap.
@@ -1873,7 +1953,30 @@ impl MetasrvManifests {
     fn note_refusal(&self, resolution: Resolution) -> Resolution {
         *self.refused.lock().unwrap_or_else(|p| p.into_inner()) =
             matches!(resolution, Resolution::NotOurs(_));
+        if let Resolution::NotOurs(e) = &resolution {
+            self.note_gone(e);
+        }
         resolution
+    }
+
+    /// Records Metasrv's answer that the table is gone, when `e` carries it.
+    fn note_gone(&self, e: &lance::Error) {
+        if let Some(gone) = metasrv_table_gone(e) {
+            *self.gone.lock().unwrap_or_else(|p| p.into_inner()) = Some(gone);
+        }
+    }
+
+    /// Metasrv's answer that the table is gone, when a call of this write got it.
+    fn gone(&self) -> Option<String> {
+        self.gone.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Metasrv's error `e` as Lance's ([`lance_error`]), noting whether it says the table is
+    /// gone.
+    fn failed(&self, e: lake_metasrv::MetasrvError) -> lance::Error {
+        let e = lance_error(e);
+        self.note_gone(&e);
+        e
     }
 
     /// The compare-and-swap of `version` to our manifest at `path`, sent again (same
@@ -2009,8 +2112,10 @@ fn collecting(what: &str, e: &dyn std::fmt::Display) -> QueryError {
     QueryError::Lance(format!("collecting dropped tables: {what}: {e}"))
 }
 
+/// Metasrv's error as Lance's I/O error, with the [`lake_metasrv::MetasrvError`] as its
+/// source so that [`metasrv_table_gone`] can still tell what it was.
 fn lance_error(e: lake_metasrv::MetasrvError) -> lance::Error {
-    lance::Error::io(e.to_string())
+    lance::Error::io_source(Box::new(e))
 }
 
 #[async_trait]
@@ -2020,7 +2125,7 @@ impl ExternalManifestStore for MetasrvManifests {
             .metasrv
             .describe_table_with(&self.meta.namespace, &self.meta.name, Some(version), None)
             .await
-            .map_err(lance_error)?;
+            .map_err(|e| self.failed(e))?;
         description
             .versions
             .iter()
@@ -2034,7 +2139,7 @@ impl ExternalManifestStore for MetasrvManifests {
             .metasrv
             .describe_table(&self.meta.namespace, &self.meta.name)
             .await
-            .map_err(lance_error)?;
+            .map_err(|e| self.failed(e))?;
         Ok(description
             .versions
             .last()

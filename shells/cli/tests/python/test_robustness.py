@@ -3,6 +3,7 @@ error (or the right answer), keep the server up, and lose or half-write nothing.
 
 import re
 import threading
+import time
 
 import adbc_driver_flightsql.dbapi as flightsql
 import pyarrow as pa
@@ -215,3 +216,63 @@ def test_a_double_beyond_real_range_is_refused_not_stored_as_infinity(conn, uniq
     rows = [r["r"] for r in query(conn, f"SELECT r FROM {t}").to_pylist()]
     assert sorted(rows, key=lambda v: (v is None, v or 0)) == [
         0.0, pytest.approx(3e38, rel=1e-6), float("inf"), None]
+
+
+# Every kind of write a client can send while another client drops the table.
+DROP_RACERS = [
+    "INSERT INTO {t} VALUES ({k})",
+    "DELETE FROM {t} WHERE i = {k}",
+    "UPDATE {t} SET i = i + 1 WHERE i = {k}",
+    "MERGE INTO {t} USING (SELECT {k} AS i) s ON {t}.i = s.i WHEN NOT MATCHED THEN INSERT (i) VALUES (s.i)",
+    "OPTIMIZE {t}",
+    "CREATE INDEX IF NOT EXISTS i_idx ON {t} (i)",
+    "SELECT count(*) FROM {t}",
+]
+
+
+def test_writes_racing_drop_table_fail_as_not_found_never_internal(server, unique_ns):
+    """A write that loses to DROP TABLE committed nothing, and says the table does not
+    exist (NOT_FOUND): before, an append whose commit Metasrv refused for the dropped table
+    failed with INTERNAL "lance: append …: LanceError(IO): metasrv: table … does not exist",
+    a compaction with INTERNAL "Commit result … is unknown", and an index build with
+    INTERNAL "cannot open … version …". A concurrent OPTIMIZE or index build may still lose
+    to another (ABORTED, safe to run again)."""
+    bad = []
+    for trial in range(4):
+        t = f"{unique_ns}.dropped{trial}"
+        with flightsql.connect(server.uri, autocommit=True) as c:
+            query(c, f"CREATE TABLE {t} (i BIGINT)")
+            query(c, f"INSERT INTO {t} VALUES (1), (2), (3)")
+        go = threading.Barrier(len(DROP_RACERS) + 1)
+
+        def write(k):
+            with flightsql.connect(server.uri, autocommit=True) as c:
+                go.wait(60)
+                deadline = time.monotonic() + 60
+                n = 0
+                while time.monotonic() < deadline:
+                    sql = DROP_RACERS[(k + n) % len(DROP_RACERS)].format(t=t, k=k)
+                    n += 1
+                    try:
+                        query(c, sql)
+                    except flightsql.Error as e:
+                        text = str(e).splitlines()[0]
+                        if text.startswith("NOT_FOUND"):
+                            return
+                        if "lost to" in text and "committed nothing" in text:
+                            continue
+                        bad.append((sql, text))
+                        return
+                bad.append((k, "no statement saw the table dropped within 60 s"))
+
+        threads = [threading.Thread(target=write, args=(k,)) for k in range(len(DROP_RACERS))]
+        for thread in threads:
+            thread.start()
+        go.wait(60)
+        time.sleep(0.2 + 0.2 * trial)
+        with flightsql.connect(server.uri, autocommit=True) as c:
+            query(c, f"DROP TABLE {t}")
+        for thread in threads:
+            thread.join(120)
+    assert bad == []
+    assert server.alive()
