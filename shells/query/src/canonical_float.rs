@@ -203,6 +203,25 @@ fn canonical_of(expr: Expr) -> Expr {
     Expr::ScalarFunction(ScalarFunction::new_udf(canonical_float(), vec![expr]))
 }
 
+/// [`canonical_of`], and a float literal as its canonical value (`-0.0` as `0.0`, any NaN
+/// as the quiet NaN), for the operands of a comparison or `IN` list whose other side is
+/// canonical: a literal `-0.0` kept as written would never equal `canonical_float(e)` of a
+/// zero, and two literals are compared by the simplifier in Arrow's total order, where
+/// `-0.0 < 0.0`.
+fn canonical_operand(expr: Expr) -> Expr {
+    match folded(expr) {
+        Expr::Literal(ScalarValue::Float64(Some(v)), metadata) => Expr::Literal(
+            ScalarValue::Float64(Some(if v.is_nan() { f64::NAN } else { v + 0.0 })),
+            metadata,
+        ),
+        Expr::Literal(ScalarValue::Float32(Some(v)), metadata) => Expr::Literal(
+            ScalarValue::Float32(Some(if v.is_nan() { f32::NAN } else { v + 0.0 })),
+            metadata,
+        ),
+        other => canonical_of(other),
+    }
+}
+
 /// `expr` canonical when it is a float expression under `schema`.
 fn canonical_if_float(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
     if !is_float(&expr.get_type(schema)?)
@@ -332,10 +351,11 @@ fn comparison(
     }
     let unchanged = is_canonical(&left) || matches!(left, Expr::Literal(..));
     let unchanged = unchanged && (is_canonical(&right) || matches!(right, Expr::Literal(..)));
+    let unchanged = unchanged && !literal_zero(&left) && !literal_zero(&right);
     let out = Expr::BinaryExpr(BinaryExpr::new(
-        Box::new(canonical_of(left)),
+        Box::new(canonical_operand(left)),
         op,
-        Box::new(canonical_of(right)),
+        Box::new(canonical_operand(right)),
     ));
     Ok(if unchanged {
         Transformed::no(out)
@@ -380,7 +400,7 @@ fn in_list(list: InList, schema: &DFSchema) -> Result<Transformed<Expr>> {
             Transformed::no(out)
         });
     }
-    let list = list.into_iter().map(canonical_of).collect();
+    let list = list.into_iter().map(canonical_operand).collect();
     Ok(Transformed::yes(Expr::InList(InList::new(
         Box::new(canonical_of(*expr)),
         list,

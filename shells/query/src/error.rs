@@ -77,7 +77,10 @@ impl From<DataFusionError> for QueryError {
             DataFusionError::NotImplemented(m) => Self::Unsupported(m),
             DataFusionError::External(inner) => match inner.downcast::<QueryError>() {
                 Ok(q) => *q,
-                Err(other) => Self::Execution(other.to_string()),
+                Err(other) => match other.downcast::<DataFusionError>() {
+                    Ok(e) => Self::from(*e),
+                    Err(other) => Self::from_external(other.as_ref()),
+                },
             },
             DataFusionError::Context(context, inner) => match Self::from(*inner) {
                 Self::Execution(m) => Self::Execution(format!("{context}: {m}")),
@@ -90,16 +93,101 @@ impl From<DataFusionError> for QueryError {
                 Some(first) => Self::from(first),
                 None => Self::Execution("an empty collection of errors".into()),
             },
+            // An error several partitions (a join's build side, a scalar subquery) share.
             DataFusionError::Shared(shared) => match std::sync::Arc::try_unwrap(shared) {
                 Ok(inner) => Self::from(inner),
-                Err(shared) => Self::Execution(shared.to_string()),
+                Err(shared) => Self::from_shared(&shared),
             },
             DataFusionError::Configuration(m) => Self::InvalidArgument(m),
             DataFusionError::ResourcesExhausted(m) => Self::TooLarge(m),
             // Arrow kernels fail on the data a query names: casts, overflow, division by zero.
             DataFusionError::ArrowError(e, _) => Self::InvalidArgument(e.to_string()),
             DataFusionError::Execution(m) => Self::InvalidArgument(m),
+            DataFusionError::Internal(m) if is_bad_pattern(&m) => Self::InvalidArgument(m),
             other => Self::Execution(other.to_string()),
+        }
+    }
+}
+
+/// Whether DataFusion's "internal" error is a pattern the query gave that does not compile:
+/// datafusion-physical-expr 54 (`binary/kernels.rs`) reports Arrow's `ComputeError`
+/// "Regular expression did not compile" for `SIMILAR TO` and `~` with `internal_err!`.
+fn is_bad_pattern(message: &str) -> bool {
+    message.contains("Regular expression did not compile")
+}
+
+impl QueryError {
+    /// [`From<DataFusionError>`]'s classification of an error it cannot own: one shared by
+    /// several partitions (`DataFusionError::Shared`), which keeps its kind and its message.
+    fn from_shared(e: &DataFusionError) -> Self {
+        match e {
+            DataFusionError::SQL(..) | DataFusionError::SchemaError(..) => Self::Sql(e.to_string()),
+            DataFusionError::Plan(m) => Self::Sql(m.clone()),
+            DataFusionError::NotImplemented(m) => Self::Unsupported(m.clone()),
+            DataFusionError::Configuration(m) | DataFusionError::Execution(m) => {
+                Self::InvalidArgument(m.clone())
+            }
+            DataFusionError::ArrowError(e, _) => Self::InvalidArgument(e.to_string()),
+            DataFusionError::ResourcesExhausted(m) => Self::TooLarge(m.clone()),
+            DataFusionError::Internal(m) if is_bad_pattern(m) => Self::InvalidArgument(m.clone()),
+            DataFusionError::Context(context, inner) => match Self::from_shared(inner) {
+                Self::Execution(m) => Self::Execution(format!("{context}: {m}")),
+                other => other,
+            },
+            DataFusionError::Diagnostic(_, inner) => Self::from_shared(inner),
+            DataFusionError::Shared(inner) => Self::from_shared(inner),
+            DataFusionError::Collection(errors) => errors.first().map_or_else(
+                || Self::Execution("an empty collection of errors".into()),
+                Self::from_shared,
+            ),
+            DataFusionError::External(inner) => {
+                if let Some(q) = inner.downcast_ref::<QueryError>() {
+                    q.same_kind()
+                } else if let Some(e) = inner.downcast_ref::<DataFusionError>() {
+                    Self::from_shared(e)
+                } else {
+                    Self::from_external(inner.as_ref())
+                }
+            }
+            other => Self::Execution(other.to_string()),
+        }
+    }
+
+    /// A foreign error inside DataFusion's: an Arrow kernel's or a regular expression's
+    /// failure on what the query names (the simplifier parses a literal pattern with
+    /// `regex_syntax`) is the client's ([`QueryError::InvalidArgument`]); anything else is
+    /// an execution failure.
+    fn from_external(e: &(dyn std::error::Error + Send + Sync + 'static)) -> Self {
+        if e.downcast_ref::<arrow::error::ArrowError>().is_some()
+            || e.downcast_ref::<regex::Error>().is_some()
+            || e.downcast_ref::<regex_syntax::Error>().is_some()
+        {
+            Self::InvalidArgument(e.to_string())
+        } else {
+            Self::Execution(e.to_string())
+        }
+    }
+
+    /// A new error of the same kind and message as `self` (a Metasrv error becomes the
+    /// status it maps to, as its message).
+    fn same_kind(&self) -> Self {
+        let m = self.to_string();
+        match self {
+            Self::Sql(m) => Self::Sql(m.clone()),
+            Self::Unsupported(m) => Self::Unsupported(m.clone()),
+            Self::NotFound(_) => Self::NotFound(m),
+            Self::InvalidArgument(_) => Self::InvalidArgument(m),
+            Self::Conflict(_) => Self::Conflict(m),
+            Self::TooLarge(_) => Self::TooLarge(m),
+            Self::Lance(m) => Self::Lance(m.clone()),
+            Self::Execution(m) => Self::Execution(m.clone()),
+            Self::Aborted(_) => Self::Aborted(m),
+            Self::OutcomeUnknown(_) => Self::OutcomeUnknown(m),
+            Self::Timeout(_) => Self::Timeout(m),
+            Self::Unavailable(_) | Self::Metasrv(_) => Self::Unavailable(m),
+            Self::Unauthenticated(_) => Self::Unauthenticated(m),
+            Self::Cancelled(_) => Self::Cancelled(m),
+            Self::PermissionDenied(_) => Self::PermissionDenied(m),
         }
     }
 }

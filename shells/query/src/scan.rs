@@ -229,8 +229,8 @@ const INFALLIBLE_FUNCTIONS: &[&str] = &[
 /// Whether a Lance scan may evaluate `filter` (over a table of `schema`): every node is a
 /// column, a literal, a comparison, `AND`/`OR`/`NOT`, `IS [NOT] NULL|TRUE|FALSE|UNKNOWN`,
 /// `BETWEEN`, `IN (list)`, `CASE`, `TRY_CAST`, `LIKE`/`ILIKE` (escape `\` or none), a cast
-/// that cannot fail ([`cast_cannot_fail`]), `substr` with no length or a literal one of 0 or
-/// more, or one of [`INFALLIBLE_FUNCTIONS`].
+/// that cannot fail ([`cast_cannot_fail`]), `substr` with a literal start and length (of 0
+/// or more) within 32 bits, or one of [`INFALLIBLE_FUNCTIONS`].
 ///
 /// Lance reports any failure while it filters as its own execution error, with the cause
 /// flattened to text, so a filter that fails on the data (`10 / i` over a zero, `CAST(s AS
@@ -276,11 +276,15 @@ fn lance_evaluates(filter: &Expr, schema: &arrow::datatypes::Schema) -> bool {
                 Expr::Cast(cast) => source_type(&cast.expr, schema)
                     .is_some_and(|from| cast_cannot_fail(&from, cast.field.data_type())),
                 Expr::ScalarFunction(f) => match f.func.name() {
-                    // Fails only on a negative length.
-                    "substr" => f.args.get(2).is_none_or(|length| {
-                        matches!(length, Expr::Literal(v, _) if v.is_null()
-                            || ScalarValue::new_zero(&v.data_type())
-                                .is_ok_and(|zero| v >= &zero))
+                    // Fails on a negative length, and where start + length overflows:
+                    // literal positions and lengths within 32 bits cannot.
+                    "substr" => f.args.iter().skip(1).enumerate().all(|(i, arg)| match arg {
+                        Expr::Literal(value, _) => match small_integer(value) {
+                            Some(Some(v)) => i == 0 || v >= 0,
+                            Some(None) => true,
+                            None => false,
+                        },
+                        _ => false,
                     }),
                     name => INFALLIBLE_FUNCTIONS.contains(&name),
                 },
@@ -288,6 +292,24 @@ fn lance_evaluates(filter: &Expr, schema: &arrow::datatypes::Schema) -> bool {
             })
         })
         .unwrap_or(false)
+}
+
+/// `Some(value)` for an integer literal within 32 bits (`Some(None)` for a null), `None`
+/// for anything else.
+fn small_integer(value: &ScalarValue) -> Option<Option<i64>> {
+    if value.is_null() {
+        return Some(None);
+    }
+    let v = match value {
+        ScalarValue::Int8(Some(v)) => i64::from(*v),
+        ScalarValue::Int16(Some(v)) => i64::from(*v),
+        ScalarValue::Int32(Some(v)) => i64::from(*v),
+        ScalarValue::Int64(Some(v)) => *v,
+        _ => return None,
+    };
+    (i64::from(i32::MIN)..=i64::from(i32::MAX))
+        .contains(&v)
+        .then_some(Some(v))
 }
 
 /// The type of a column, a literal or a cast of them, by the table's `schema`.
@@ -406,6 +428,8 @@ mod tests {
             cast(col("m"), DataType::Decimal128(15, 4)).eq(lit(1)),
             datafusion::functions::expr_fn::substring(col("s"), lit(1), lit(-1)).eq(lit("x")),
             datafusion::functions::expr_fn::substring(col("s"), lit(1), col("i")).eq(lit("x")),
+            datafusion::functions::expr_fn::substr(col("s"), lit(i64::MIN)).eq(lit("")),
+            datafusion::functions::expr_fn::substring(col("s"), lit(i64::MIN), lit(5)).eq(lit("")),
         ] {
             assert!(!lance_evaluates(&filter, &schema), "{filter}");
         }

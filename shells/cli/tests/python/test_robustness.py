@@ -189,6 +189,15 @@ def test_a_filter_that_fails_on_the_data_is_the_clients_error_and_writes_nothing
         (f"SELECT i FROM {t} WHERE b LIKE 'ab%'", "non UTF-8"),
         (f"DELETE FROM {t} WHERE 10 / i > 1", "Divide by zero"),
         (f"UPDATE {t} SET s = 'y' WHERE CAST(s AS INT) = 7", "Cannot cast string 'x'"),
+        (f"SELECT i FROM {t} WHERE substr(s, -9223372036854775808, 5) = ''", "overflow"),
+        # Failures shared by several partitions (a join's build side, a subquery's result).
+        (f"SELECT i FROM {t} WHERE i = (SELECT i FROM {t})", "more than one row"),
+        (f"SELECT i FROM {t} WHERE i IN (SELECT 10 / i FROM {t})", "Divide by zero"),
+        (f"DELETE FROM {t} WHERE i IN (SELECT i FROM {t} WHERE 10 / i > 1)", "Divide by zero"),
+        # A pattern that does not compile, found by the simplifier or at execution.
+        (f"SELECT i FROM {t} WHERE s ~ '('", "regex parse error"),
+        (f"SELECT i FROM {t} WHERE s SIMILAR TO '('", "did not compile"),
+        (f"SELECT regexp_replace(s, '(', 'x') FROM {t}", "regex parse error"),
     ]:
         with pytest.raises(flightsql.ProgrammingError) as err:  # INVALID_ARGUMENT
             query(conn, sql)
