@@ -7,7 +7,9 @@
 //! `a - b` and `a * b` whose operands are integers (of one type, as coercion leaves them)
 //! with [`lake_checked_add`](checked) / `lake_checked_sub` / `lake_checked_mul`, which call
 //! Arrow's checked kernels (`arrow::compute::kernels::numeric::{add, sub, mul}`) and fail
-//! with "Overflow happened on: …". Output names stay as written. Decimal, float and
+//! with "Overflow happened on: …", and `-a` of a signed integer with `lake_checked_neg`
+//! ([`checked_neg`], Arrow's checked `neg`: `-(-2147483648)` of an INTEGER fails rather than
+//! staying `-2147483648`). Output names stay as written. Decimal, float and
 //! temporal arithmetic are untouched (floats go to ±inf as IEEE 754 says; Lake checks every
 //! decimal it returns against its precision).
 //!
@@ -61,6 +63,51 @@ pub fn checked(op: Operator) -> Option<Arc<ScalarUDF>> {
         Operator::Minus => Some(SUB.clone()),
         Operator::Multiply => Some(MUL.clone()),
         _ => None,
+    }
+}
+
+/// `lake_checked_neg(integer) -> integer`: `-a` that fails on overflow (see the module doc).
+pub fn checked_neg() -> Arc<ScalarUDF> {
+    static NEG: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| {
+        Arc::new(ScalarUDF::new_from_impl(CheckedNeg {
+            signature: Signature::any(1, Volatility::Immutable),
+        }))
+    });
+    NEG.clone()
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct CheckedNeg {
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for CheckedNeg {
+    fn name(&self) -> &str {
+        "lake_checked_neg"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
+        match args {
+            [a] if a.is_signed_integer() => Ok(a.clone()),
+            _ => exec_err!("lake_checked_neg takes one signed integer, got {args:?}"),
+        }
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let [value] = args.args.as_slice() else {
+            return exec_err!("lake_checked_neg takes one argument");
+        };
+        let scalar = matches!(value, ColumnarValue::Scalar(_));
+        let out = numeric::neg(&value.to_array(args.number_rows.max(1))?)?;
+        Ok(if scalar {
+            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
+        } else {
+            ColumnarValue::Array(out)
+        })
     }
 }
 
@@ -219,6 +266,11 @@ fn checked_arithmetic(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>
                     left, op, right,
                 )))),
             }
+        }
+        Expr::Negative(inner) if inner.get_type(schema).is_ok_and(|t| t.is_signed_integer()) => {
+            Ok(Transformed::yes(Expr::ScalarFunction(
+                ScalarFunction::new_udf(checked_neg(), vec![*inner]),
+            )))
         }
         Expr::Cast(cast)
             if cast.field.data_type() == &DataType::Float32
