@@ -269,26 +269,37 @@ def lake_uri(endpoint: str) -> str:
     return endpoint
 
 
-def open_lake(endpoint: str) -> tuple[Any, Callable[[str], Any]]:
-    """An ADBC Flight SQL connection to Lake, checked with ``SELECT 1``, and a runner."""
+def open_flight_sql(endpoint: str, label: str = "Lake", wait_seconds: float = 0.0) -> tuple[Any, Callable[[str], Any]]:
+    """An ADBC Flight SQL connection to ``endpoint``, checked with ``SELECT 1`` (retried for
+    up to ``wait_seconds`` while the server starts), and a runner."""
     flightsql = require("adbc_driver_flightsql.dbapi", "adbc-driver-flightsql")
     uri = lake_uri(endpoint)
     # Flight SQL has no transactions; the driver warns that it cannot disable
     # autocommit on every connect.  Irrelevant for read-only queries.
     warnings.filterwarnings("ignore", message="Cannot disable autocommit")
-    try:
-        con = flightsql.connect(uri)
-        cur = con.cursor()
-        cur.execute("SELECT 1")
-        cur.fetch_arrow_table()
-    except Exception as exc:
-        raise PeerError(f"cannot query Lake at {uri}: {describe_error(exc)}") from exc
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            con = flightsql.connect(uri)
+            cur = con.cursor()
+            cur.execute("SELECT 1")
+            cur.fetch_arrow_table()
+            break
+        except Exception as exc:
+            if time.monotonic() >= deadline:
+                raise PeerError(f"cannot query {label} at {uri}: {describe_error(exc)}") from exc
+            time.sleep(0.2)
 
     def run(sql: str) -> Any:
         cur.execute(sql)
         return cur.fetch_arrow_table()
 
     return con, run
+
+
+def open_lake(endpoint: str) -> tuple[Any, Callable[[str], Any]]:
+    """An ADBC Flight SQL connection to Lake, checked with ``SELECT 1``, and a runner."""
+    return open_flight_sql(endpoint)
 
 
 @dataclass
@@ -328,15 +339,22 @@ class Contender:
 
 
 def bench_query(
-    name: str, sql: str, duck: Contender, lake: Contender, runs: int, datafusion_answer: Path | None
+    name: str,
+    sql: str,
+    duck: Contender,
+    lake: Contender,
+    runs: int,
+    datafusion_answer: Path | None,
+    flight_peer: Contender | None = None,
 ) -> dict:
-    """Warm up both engines, time ``runs`` alternating runs, check the answers."""
-    lake.warm_up(sql)
-    duck.warm_up(sql)
+    """Warm up every engine, time ``runs`` rounds (each engine once per round, the order
+    rotating so none always runs right after another), check the answers."""
+    contenders = [lake, duck] + ([flight_peer] if flight_peer else [])
+    for contender in contenders:
+        contender.warm_up(sql)
     for i in range(runs):
-        # Alternate who goes first so neither always runs right after the other.
-        order = (lake, duck) if i % 2 == 0 else (duck, lake)
-        for contender in order:
+        shift = i % len(contenders)
+        for contender in contenders[shift:] + contenders[:shift]:
             contender.timed_run(sql)
 
     entry: dict[str, Any] = {
@@ -366,6 +384,18 @@ def bench_query(
         entry["datafusion_matches_duckdb"] = None if duck.answer is None else problem is None
         if problem:
             mismatches.append(problem)
+
+    if flight_peer is not None:
+        entry["flight_peer_ms"] = flight_peer.median_ms()
+        if flight_peer.error is not None:
+            entry["flight_peer_error"] = flight_peer.error
+        elif flight_peer.answer is not None and duck.answer is not None:
+            problem = compare_answers(
+                name, "flight peer", flight_peer.answer, "duckdb", duck.answer
+            ) or order_problem(name, "flight peer", flight_peer.answer, sql)
+            entry["flight_peer_matches_duckdb"] = problem is None
+            if problem:
+                mismatches.append(problem)
 
     entry["mismatch"] = "; ".join(mismatches) or None
     if lake.error is not None:
@@ -406,6 +436,9 @@ def cmd_tpch(args: argparse.Namespace) -> int:
     duckdb = require("duckdb")
     _duck_con, duck_run = open_duckdb(Path(args.parquet))
     _lake_con, lake_run = open_lake(args.endpoint)
+    peer_run = None
+    if args.flight_peer:
+        _peer_con, peer_run = open_flight_sql(args.flight_peer, "the Flight SQL peer", wait_seconds=60)
 
     results: dict[str, dict] = {}
     for n, sql in queries.items():
@@ -413,7 +446,8 @@ def cmd_tpch(args: argparse.Namespace) -> int:
         datafusion_answer = answers / "datafusion" / f"{name}.arrow" if answers else None
         duck = Contender("duckdb", duck_run)
         lake = Contender("lake", lake_run)
-        entry = bench_query(name, sql, duck, lake, args.runs, datafusion_answer)
+        peer = Contender("flight_peer", peer_run) if peer_run else None
+        entry = bench_query(name, sql, duck, lake, args.runs, datafusion_answer, peer)
         results[name] = entry
         progress(tpch_progress_line(name, entry))
 
@@ -438,11 +472,15 @@ def tpch_progress_line(name: str, entry: dict) -> str:
     )
     if lake_ms and duck_ms:
         line += f"  ({lake_ms / duck_ms:.2f}x)"
+    if "flight_peer_ms" in entry:
+        line += f"  flight peer {ms(entry['flight_peer_ms'], entry.get('flight_peer_error'))}"
     line += f"  rows {entry['rows']}"
     if entry.get("lake_error"):
         line += f"\n  lake error: {entry['lake_error']}"
     if entry.get("duckdb_error"):
         line += f"\n  duckdb error: {entry['duckdb_error']}"
+    if entry.get("flight_peer_error"):
+        line += f"\n  flight peer error: {entry['flight_peer_error']}"
     if entry["mismatch"]:
         line += f"\n  MISMATCH: {entry['mismatch']}"
     elif entry["lake_matches_duckdb"]:
@@ -1109,6 +1147,9 @@ def build_parser() -> argparse.ArgumentParser:
     tpch.add_argument("--only", metavar="LIST", help="comma-separated query numbers, e.g. 1,6,14")
     tpch.add_argument("--answers", metavar="DIR",
                       help="directory with datafusion/q{N}.arrow (Arrow IPC files) to check too")
+    tpch.add_argument("--flight-peer", metavar="ENDPOINT",
+                      help="also time the Flight SQL peer (bench/flight-peer) serving the same Parquet "
+                           "at ENDPOINT, over the same ADBC driver, and check its answers")
     tpch.add_argument("--out", required=True, metavar="FILE.json", help="where to write the results")
     tpch.set_defaults(func=cmd_tpch)
 

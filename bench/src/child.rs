@@ -170,3 +170,52 @@ pub async fn serve(
     });
     server.wait().await
 }
+
+/// The Flight SQL peer (`bench/flight-peer`: datafusion-flight-sql-server serving the
+/// bench's Parquet files) in a child process, killed when dropped.
+pub struct FlightPeer {
+    /// Flight SQL endpoint, `grpc://127.0.0.1:PORT`.
+    pub endpoint: String,
+    child: Child,
+}
+
+impl FlightPeer {
+    /// Starts `exe` (a `lake-bench-flight-peer` binary) on a free loopback port over the
+    /// `*.parquet` files in `parquet`, and waits for its `ready` line. The port may take a
+    /// moment more to accept connections; `peers.py` retries its first query.
+    ///
+    /// # Errors
+    /// No free port, the binary cannot start, or it exits before it is ready.
+    pub fn spawn(exe: &Path, parquet: &Path) -> anyhow::Result<Self> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let mut child = Command::new(exe)
+            .arg(format!("127.0.0.1:{port}"))
+            .arg(parquet)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("starting the Flight SQL peer {}", exe.display()))?;
+        let mut stdout = BufReader::new(child.stdout.take().context("peer stdout")?);
+        let mut line = String::new();
+        stdout.read_line(&mut line)?;
+        if line.trim() != "ready" {
+            let _ = child.kill();
+            let _ = child.wait();
+            anyhow::bail!("the Flight SQL peer did not start (said {line:?})");
+        }
+        Ok(Self {
+            endpoint: format!("grpc://127.0.0.1:{port}"),
+            child,
+        })
+    }
+}
+
+impl Drop for FlightPeer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

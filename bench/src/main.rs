@@ -118,6 +118,12 @@ struct Args {
     /// `iceberg` section; created if absent (default: ~/.cache/lake/duckdb-iceberg).
     #[arg(long)]
     duckdb_venv: Option<PathBuf>,
+    /// The `lake-bench-flight-peer` binary (`cargo build --release --locked --manifest-path
+    /// bench/flight-peer/Cargo.toml`): the TPC-H section then also times
+    /// datafusion-flight-sql-server on the same Parquet over the same ADBC driver, and
+    /// reports `tpch.total_ratio_vs_flight_peer`.
+    #[arg(long)]
+    flight_peer: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -538,32 +544,51 @@ async fn tpch(args: &Args, endpoint: &str, parquet: &Path, work: &Path) -> anyho
     }
     drop(df);
 
+    let peer = match &args.flight_peer {
+        Some(exe) => Some(child::FlightPeer::spawn(exe, parquet)?),
+        None => None,
+    };
     let out = work.join("peers-tpch.json");
     let only = queries
         .iter()
         .map(u32::to_string)
         .collect::<Vec<_>>()
         .join(",");
-    peers(
-        &args.python,
-        &[
-            "tpch",
-            "--endpoint",
-            &endpoint.replacen("http://", "grpc://", 1),
-            "--parquet",
-            &parquet.to_string_lossy(),
-            "--queries",
-            &bench_dir().join("../fixtures/tpch").to_string_lossy(),
-            "--runs",
-            &args.runs.to_string(),
-            "--only",
-            &only,
-            "--answers",
-            &answers.to_string_lossy(),
-            "--out",
-            &out.to_string_lossy(),
-        ],
-    )?;
+    let endpoint = endpoint.replacen("http://", "grpc://", 1);
+    let (parquet_arg, queries_arg) = (
+        parquet.to_string_lossy(),
+        bench_dir()
+            .join("../fixtures/tpch")
+            .to_string_lossy()
+            .into_owned(),
+    );
+    let (runs, answers_arg, out_arg) = (
+        args.runs.to_string(),
+        answers.to_string_lossy(),
+        out.to_string_lossy(),
+    );
+    let mut peer_args = vec![
+        "tpch",
+        "--endpoint",
+        &endpoint,
+        "--parquet",
+        &parquet_arg,
+        "--queries",
+        &queries_arg,
+        "--runs",
+        &runs,
+        "--only",
+        &only,
+        "--answers",
+        &answers_arg,
+        "--out",
+        &out_arg,
+    ];
+    if let Some(peer) = &peer {
+        peer_args.extend(["--flight-peer", &peer.endpoint]);
+    }
+    peers(&args.python, &peer_args)?;
+    drop(peer);
     let measured: serde_json::Value = serde_json::from_slice(&std::fs::read(&out)?)?;
     let mut per_query = BTreeMap::new();
     for &q in &queries {
@@ -582,8 +607,18 @@ async fn tpch(args: &Args, endpoint: &str, parquet: &Path, work: &Path) -> anyho
             (None, None, Some(mismatch)) => Some(mismatch.to_string()),
             (None, None, None) => None,
         };
+        let flight_peer_ms = args
+            .flight_peer
+            .as_ref()
+            .map(|_| m["flight_peer_ms"].as_f64().unwrap_or(f64::NAN));
+        let mismatch = mismatch.or_else(|| {
+            m["flight_peer_error"]
+                .as_str()
+                .map(|error| format!("the Flight SQL peer failed: {error}"))
+        });
         let answer_matches_duckdb = m["lake_matches_duckdb"].as_bool() == Some(true)
-            && m["datafusion_matches_duckdb"].as_bool() != Some(false);
+            && m["datafusion_matches_duckdb"].as_bool() != Some(false)
+            && m["flight_peer_matches_duckdb"].as_bool() != Some(false);
         per_query.insert(
             format!("q{q}"),
             Query {
@@ -593,6 +628,8 @@ async fn tpch(args: &Args, endpoint: &str, parquet: &Path, work: &Path) -> anyho
                 rows: m["rows"].as_u64().unwrap_or(0),
                 ratio_vs_duckdb: lake_ms / duckdb_ms,
                 ratio_vs_datafusion: lake_ms / datafusion_ms,
+                flight_peer_ms,
+                ratio_vs_flight_peer: flight_peer_ms.map(|peer| lake_ms / peer),
                 answer_matches_duckdb: answer_matches_duckdb && mismatch.is_none(),
                 mismatch,
             },

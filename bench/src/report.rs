@@ -191,7 +191,11 @@ pub struct Tpch {
     pub geomean_ratio_vs_duckdb: f64,
     /// Geometric mean of the per-query Lake ÷ DataFusion ratios.
     pub geomean_ratio_vs_datafusion: f64,
-    /// Every Lake and DataFusion answer equals DuckDB's.
+    /// Sum of the Flight SQL peer's medians, ms (`null` unless `--flight-peer`).
+    pub total_flight_peer_ms: Option<f64>,
+    /// Sum of Lake's medians ÷ sum of the Flight SQL peer's (`null` unless `--flight-peer`).
+    pub total_ratio_vs_flight_peer: Option<f64>,
+    /// Every Lake, DataFusion and Flight SQL peer answer equals DuckDB's.
     pub all_answers_match: bool,
 }
 
@@ -211,7 +215,12 @@ pub struct Query {
     pub ratio_vs_duckdb: f64,
     /// `lake_ms / datafusion_ms` (below 1: Lake faster).
     pub ratio_vs_datafusion: f64,
-    /// Lake's and DataFusion's answers equal DuckDB's.
+    /// Median ms of the Flight SQL peer (datafusion-flight-sql-server, `bench/flight-peer`)
+    /// through the same ADBC driver; `None` unless `--flight-peer`.
+    pub flight_peer_ms: Option<f64>,
+    /// `lake_ms / flight_peer_ms` (below 1: Lake faster).
+    pub ratio_vs_flight_peer: Option<f64>,
+    /// Lake's, DataFusion's and the Flight SQL peer's answers equal DuckDB's.
     pub answer_matches_duckdb: bool,
     /// The first difference found, or Lake's error.
     pub mismatch: Option<String>,
@@ -234,9 +243,15 @@ impl Tpch {
             sum(|q| q.duckdb_ms),
             sum(|q| q.datafusion_ms),
         );
+        let flight_peer = queries
+            .values()
+            .map(|q| q.flight_peer_ms)
+            .sum::<Option<f64>>();
         Self {
             runs,
             duckdb_version,
+            total_flight_peer_ms: flight_peer,
+            total_ratio_vs_flight_peer: flight_peer.map(|peer| lake / peer),
             total_lake_ms: lake,
             total_duckdb_ms: duckdb,
             total_datafusion_ms: datafusion,
@@ -341,25 +356,44 @@ impl Results {
         if let Some(t) = &self.tpch {
             let _ = writeln!(
                 s,
-                "## TPC-H (median of {} runs; Lake through Flight SQL with the ADBC driver; DuckDB {} and DataFusion in-process on the same rows as Parquet)\n",
-                t.runs, t.duckdb_version
+                "## TPC-H (median of {} runs; Lake through Flight SQL with the ADBC driver; DuckDB {} and DataFusion in-process on the same rows as Parquet{})\n",
+                t.runs,
+                t.duckdb_version,
+                if t.total_flight_peer_ms.is_some() {
+                    "; the Flight SQL peer, datafusion-flight-sql-server 0.4.19 on DataFusion 55 (bench/flight-peer), on the same Parquet through the same ADBC driver"
+                } else {
+                    ""
+                }
             );
+            let peer = t.total_flight_peer_ms.is_some();
             let _ = writeln!(
                 s,
-                "| query | Lake ms | DuckDB ms | DataFusion ms | ÷ DuckDB | ÷ DataFusion | rows | answer |\n|---|---|---|---|---|---|---|---|"
+                "| query | Lake ms | DuckDB ms | DataFusion ms | ÷ DuckDB | ÷ DataFusion |{} rows | answer |\n|---|---|---|---|---|---|{}---|---|",
+                if peer {
+                    " Flight SQL peer ms | ÷ Flight SQL peer |"
+                } else {
+                    ""
+                },
+                if peer { "---|---|" } else { "" },
             );
+            let peer_cells = |ms: Option<f64>, ratio: Option<f64>, bold: bool| match (ms, ratio) {
+                (Some(ms), Some(ratio)) if bold => format!(" {ms:.1} | **{ratio:.2}** |"),
+                (Some(ms), Some(ratio)) => format!(" {ms:.1} | {ratio:.2} |"),
+                _ => String::new(),
+            };
             let mut names: Vec<_> = t.queries.keys().collect();
             names.sort_by_key(|n| n[1..].parse::<u32>().unwrap_or(0));
             for name in names {
                 let q = &t.queries[name];
                 let _ = writeln!(
                     s,
-                    "| {name} | {:.1} | {:.1} | {:.1} | {:.2} | {:.2} | {} | {} |",
+                    "| {name} | {:.1} | {:.1} | {:.1} | {:.2} | {:.2} |{} {} | {} |",
                     q.lake_ms,
                     q.duckdb_ms,
                     q.datafusion_ms,
                     q.ratio_vs_duckdb,
                     q.ratio_vs_datafusion,
+                    peer_cells(q.flight_peer_ms, q.ratio_vs_flight_peer, false),
                     q.rows,
                     q.mismatch
                         .as_deref()
@@ -368,12 +402,13 @@ impl Results {
             }
             let _ = writeln!(
                 s,
-                "| **total** | {:.1} | {:.1} | {:.1} | **{:.2}** | **{:.2}** | | {} |\n| geomean | | | | {:.2} | {:.2} | | |\n",
+                "| **total** | {:.1} | {:.1} | {:.1} | **{:.2}** | **{:.2}** |{} | {} |\n| geomean | | | | {:.2} | {:.2} |{} | |\n",
                 t.total_lake_ms,
                 t.total_duckdb_ms,
                 t.total_datafusion_ms,
                 t.total_ratio_vs_duckdb,
                 t.total_ratio_vs_datafusion,
+                peer_cells(t.total_flight_peer_ms, t.total_ratio_vs_flight_peer, true),
                 if t.all_answers_match {
                     "all match"
                 } else {
@@ -381,6 +416,7 @@ impl Results {
                 },
                 t.geomean_ratio_vs_duckdb,
                 t.geomean_ratio_vs_datafusion,
+                if peer { " | |" } else { "" },
             );
         }
         if let Some(i) = &self.ingest {
