@@ -64,17 +64,6 @@ pub enum QueryError {
 impl From<DataFusionError> for QueryError {
     fn from(e: DataFusionError) -> Self {
         match e {
-            // The parser's own "sql parser error: " would follow our "SQL error: ".
-            DataFusionError::SQL(e, _) => {
-                let text = e.to_string();
-                Self::Sql(
-                    text.strip_prefix("sql parser error: ")
-                        .map_or_else(|| text.clone(), str::to_string),
-                )
-            }
-            DataFusionError::Plan(m) => Self::Sql(m),
-            DataFusionError::SchemaError(e, _) => Self::Sql(e.to_string()),
-            DataFusionError::NotImplemented(m) => Self::Unsupported(m),
             DataFusionError::External(inner) => match inner.downcast::<QueryError>() {
                 Ok(q) => *q,
                 Err(other) => match other.downcast::<DataFusionError>() {
@@ -87,24 +76,18 @@ impl From<DataFusionError> for QueryError {
                 other => other,
             },
             // The cause, classified: a planning error wrapped with its source span, one of
-            // several errors, or one shared by several partitions.
+            // several errors, or one shared by several partitions (a join's build side, a
+            // scalar subquery).
             DataFusionError::Diagnostic(_, inner) => Self::from(*inner),
             DataFusionError::Collection(errors) => match errors.into_iter().next() {
                 Some(first) => Self::from(first),
                 None => Self::Execution("an empty collection of errors".into()),
             },
-            // An error several partitions (a join's build side, a scalar subquery) share.
             DataFusionError::Shared(shared) => match std::sync::Arc::try_unwrap(shared) {
                 Ok(inner) => Self::from(inner),
-                Err(shared) => Self::from_shared(&shared),
+                Err(shared) => Self::classify(&shared),
             },
-            DataFusionError::Configuration(m) => Self::InvalidArgument(m),
-            DataFusionError::ResourcesExhausted(m) => Self::TooLarge(m),
-            // Arrow kernels fail on the data a query names: casts, overflow, division by zero.
-            DataFusionError::ArrowError(e, _) => Self::InvalidArgument(e.to_string()),
-            DataFusionError::Execution(m) => Self::InvalidArgument(m),
-            DataFusionError::Internal(m) if is_bad_pattern(&m) => Self::InvalidArgument(m),
-            other => Self::Execution(other.to_string()),
+            other => Self::classify(&other),
         }
     }
 }
@@ -117,34 +100,44 @@ fn is_bad_pattern(message: &str) -> bool {
 }
 
 impl QueryError {
-    /// [`From<DataFusionError>`]'s classification of an error it cannot own: one shared by
-    /// several partitions (`DataFusionError::Shared`), which keeps its kind and its message.
-    fn from_shared(e: &DataFusionError) -> Self {
+    /// The kind and message of DataFusion's error `e`, by reference (for one shared by
+    /// several partitions, which [`From<DataFusionError>`] cannot own; a Lake error inside
+    /// it is rebuilt with [`Self::same_kind`]).
+    fn classify(e: &DataFusionError) -> Self {
         match e {
-            DataFusionError::SQL(..) | DataFusionError::SchemaError(..) => Self::Sql(e.to_string()),
+            // The parser's own "sql parser error: " would follow our "SQL error: ".
+            DataFusionError::SQL(e, _) => {
+                let text = e.to_string();
+                Self::Sql(
+                    text.strip_prefix("sql parser error: ")
+                        .map_or_else(|| text.clone(), str::to_string),
+                )
+            }
+            DataFusionError::SchemaError(e, _) => Self::Sql(e.to_string()),
             DataFusionError::Plan(m) => Self::Sql(m.clone()),
             DataFusionError::NotImplemented(m) => Self::Unsupported(m.clone()),
             DataFusionError::Configuration(m) | DataFusionError::Execution(m) => {
                 Self::InvalidArgument(m.clone())
             }
+            // Arrow kernels fail on the data a query names: casts, overflow, division by zero.
             DataFusionError::ArrowError(e, _) => Self::InvalidArgument(e.to_string()),
             DataFusionError::ResourcesExhausted(m) => Self::TooLarge(m.clone()),
             DataFusionError::Internal(m) if is_bad_pattern(m) => Self::InvalidArgument(m.clone()),
-            DataFusionError::Context(context, inner) => match Self::from_shared(inner) {
+            DataFusionError::Context(context, inner) => match Self::classify(inner) {
                 Self::Execution(m) => Self::Execution(format!("{context}: {m}")),
                 other => other,
             },
-            DataFusionError::Diagnostic(_, inner) => Self::from_shared(inner),
-            DataFusionError::Shared(inner) => Self::from_shared(inner),
+            DataFusionError::Diagnostic(_, inner) => Self::classify(inner),
+            DataFusionError::Shared(inner) => Self::classify(inner),
             DataFusionError::Collection(errors) => errors.first().map_or_else(
                 || Self::Execution("an empty collection of errors".into()),
-                Self::from_shared,
+                Self::classify,
             ),
             DataFusionError::External(inner) => {
                 if let Some(q) = inner.downcast_ref::<QueryError>() {
                     q.same_kind()
                 } else if let Some(e) = inner.downcast_ref::<DataFusionError>() {
-                    Self::from_shared(e)
+                    Self::classify(e)
                 } else {
                     Self::from_external(inner.as_ref())
                 }

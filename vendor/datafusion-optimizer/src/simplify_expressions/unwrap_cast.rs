@@ -113,16 +113,21 @@ pub(super) fn is_cast_expr_and_support_unwrap_cast_in_comparison_for_binary(
     match (expr, literal) {
         (
             Expr::TryCast(TryCast {
-                expr: left_expr, ..
+                expr: left_expr,
+                field,
             })
             | Expr::Cast(Cast {
-                expr: left_expr, ..
+                expr: left_expr,
+                field,
             }),
             Expr::Literal(lit_val, _),
         ) => {
             let Ok(expr_type) = info.get_data_type(left_expr) else {
                 return false;
             };
+            if !is_exact_widening(&expr_type, field.data_type()) {
+                return false;
+            }
 
             let Ok(lit_type) = info.get_data_type(literal) else {
                 return false;
@@ -146,10 +151,12 @@ pub(super) fn is_cast_expr_and_support_unwrap_cast_in_comparison_for_inlist(
     list: &[Expr],
 ) -> bool {
     let (Expr::TryCast(TryCast {
-        expr: left_expr, ..
+        expr: left_expr,
+        field,
     })
     | Expr::Cast(Cast {
-        expr: left_expr, ..
+        expr: left_expr,
+        field,
     })) = expr
     else {
         return false;
@@ -158,6 +165,9 @@ pub(super) fn is_cast_expr_and_support_unwrap_cast_in_comparison_for_inlist(
     let Ok(expr_type) = info.get_data_type(left_expr) else {
         return false;
     };
+    if !is_exact_widening(&expr_type, field.data_type()) {
+        return false;
+    }
 
     if !is_supported_type(&expr_type) {
         return false;
@@ -195,6 +205,58 @@ pub(super) fn is_cast_expr_and_support_unwrap_cast_in_comparison_for_inlist(
 /// col <op> cast(<literal>)
 /// col <op> <casted_literal>
 /// ```
+/// Whether the cast from `from` to `to` maps every value to a distinct value of `to`, in
+/// the same order, and never fails: only then does `CAST(e AS to) op literal` hold exactly
+/// where `e op CAST(literal AS from)` does. A narrowing cast (`CAST(i AS SMALLINT) = 1`
+/// fails on a large `i`), a rounding one (`CAST(m AS INT) = 1` holds for m = 1.50) or a
+/// lossy one keeps its cast. (Lake patch: upstream unwraps any cast between supported
+/// types.)
+fn is_exact_widening(from: &DataType, to: &DataType) -> bool {
+    use DataType::*;
+    let text = |t: &DataType| matches!(t, Utf8 | LargeUtf8 | Utf8View);
+    let binary = |t: &DataType| matches!(t, Binary | LargeBinary | BinaryView);
+    let decimal = |t: &DataType| -> Option<(i16, i16)> {
+        match t {
+            Decimal32(p, s) | Decimal64(p, s) | Decimal128(p, s) | Decimal256(p, s) => {
+                Some((i16::from(*p) - i16::from(*s), i16::from(*s)))
+            }
+            Int8 | UInt8 => Some((3, 0)),
+            Int16 | UInt16 => Some((5, 0)),
+            Int32 | UInt32 => Some((10, 0)),
+            Int64 => Some((19, 0)),
+            UInt64 => Some((20, 0)),
+            _ => None,
+        }
+    };
+    if from == to || (text(from) && text(to)) || (binary(from) && binary(to)) {
+        return true;
+    }
+    match (from, to) {
+        (Dictionary(_, value), to) => is_exact_widening(value, to),
+        (from, Dictionary(_, value)) => is_exact_widening(from, value),
+        (f, t) if f.is_integer() && t.is_integer() => {
+            let width = |t: &DataType| t.primitive_width().unwrap_or(0);
+            if f.is_signed_integer() && t.is_unsigned_integer() {
+                false
+            } else if f.is_unsigned_integer() && t.is_signed_integer() {
+                width(t) > width(f)
+            } else {
+                width(t) >= width(f)
+            }
+        }
+        (f, Decimal32(..) | Decimal64(..) | Decimal128(..) | Decimal256(..)) => {
+            match (decimal(f), decimal(to)) {
+                (Some((f_int, f_scale)), Some((t_int, t_scale))) => {
+                    t_int >= f_int && t_scale >= f_scale
+                }
+                _ => false,
+            }
+        }
+        (Float16, Float32 | Float64) | (Float32, Float64) => true,
+        _ => false,
+    }
+}
+
 fn cast_literal_to_type_with_op(
     lit_value: &ScalarValue,
     target_type: &DataType,
