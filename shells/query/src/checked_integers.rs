@@ -122,6 +122,22 @@ pub fn checked_real() -> Arc<ScalarUDF> {
     REAL.clone()
 }
 
+/// `v` as a REAL (the nearest `f32`, NaN and ±inf as they are).
+///
+/// # Errors
+/// "… is out of range for REAL" where a finite `v` is beyond REAL's ±3.4028235e38.
+pub fn real_of(v: f64) -> Result<f32> {
+    #[allow(clippy::cast_possible_truncation)] // checked just below
+    let r = v as f32;
+    if r.is_infinite() && v.is_finite() {
+        return exec_err!(
+            "{v:e} is out of range for REAL (a finite REAL is at most {:e} in magnitude)",
+            f32::MAX
+        );
+    }
+    Ok(r)
+}
+
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct CheckedReal {
     signature: Signature,
@@ -144,17 +160,7 @@ impl ScalarUDFImpl for CheckedReal {
         let [value] = args.args.as_slice() else {
             return exec_err!("lake_checked_real takes one DOUBLE");
         };
-        let narrow = |v: f64| -> Result<f32> {
-            #[allow(clippy::cast_possible_truncation)] // checked just below
-            let r = v as f32;
-            if r.is_infinite() && v.is_finite() {
-                return exec_err!(
-                    "{v} is out of range for REAL (a finite REAL is at most {:e} in magnitude)",
-                    f32::MAX
-                );
-            }
-            Ok(r)
-        };
+        let narrow = real_of;
         match value {
             ColumnarValue::Scalar(ScalarValue::Float64(v)) => Ok(ColumnarValue::Scalar(
                 ScalarValue::Float32(v.map(narrow).transpose()?),

@@ -294,8 +294,10 @@ pub fn conform_batch(
         .map_err(|e| QueryError::InvalidArgument(format!("rows do not fit table {table}: {e}")))
 }
 
-/// Casts `batch` column by column to `schema` (same arity), as SQL assignment does.
+/// Casts `batch` column by column to `schema` (same arity), as SQL assignment does: a
+/// DOUBLE beyond REAL's range is an error ([`crate::checked_integers::real_of`]).
 fn cast_batch(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, QueryError> {
+    use arrow::array::AsArray;
     if batch.num_columns() != schema.fields().len() {
         return Err(QueryError::InvalidArgument(format!(
             "INSERT supplies {} columns; the table has {}",
@@ -308,12 +310,25 @@ fn cast_batch(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, Qu
         .iter()
         .zip(schema.fields())
         .map(|(column, field)| {
+            let invalid = |e: &dyn std::fmt::Display| {
+                QueryError::InvalidArgument(format!("column {}: {e}", field.name()))
+            };
+            // Arrow's cast makes a DOUBLE beyond REAL's range infinite; SQL refuses it.
+            if let (Some(doubles), DataType::Float32) = (
+                column.as_primitive_opt::<arrow::datatypes::Float64Type>(),
+                field.data_type(),
+            ) {
+                let reals: arrow::array::Float32Array = doubles
+                    .try_unary(crate::checked_integers::real_of)
+                    .map_err(|e| invalid(&QueryError::from(e)))?;
+                return Ok(Arc::new(reals) as arrow::array::ArrayRef);
+            }
             let options = arrow::compute::CastOptions {
                 safe: false,
                 ..Default::default()
             };
             arrow::compute::cast_with_options(column, field.data_type(), &options)
-                .map_err(|e| QueryError::InvalidArgument(format!("column {}: {e}", field.name())))
+                .map_err(|e| invalid(&e))
         })
         .collect::<Result<Vec<_>, _>>()?;
     RecordBatch::try_new(schema.clone(), columns)

@@ -222,6 +222,18 @@ def test_a_double_beyond_real_range_is_refused_not_stored_as_infinity(conn, uniq
             query(conn, f"INSERT INTO {t} VALUES ({value})")
         assert "out of range for REAL" in str(err.value)
     query(conn, f"INSERT INTO {t} VALUES (3e38), (CAST('Infinity' AS DOUBLE)), (NULL), (1e-50)")
+    # Every other way a DOUBLE reaches the column: a bound parameter, UPDATE, MERGE.
+    for sql, params in [
+        (f"INSERT INTO {t} VALUES (?)", (1e39,)),
+        (f"UPDATE {t} SET r = ? WHERE r IS NULL", (-1e39,)),
+        (f"MERGE INTO {t} USING (SELECT CAST(1e300 AS DOUBLE) AS v) s ON {t}.r = s.v "
+         "WHEN NOT MATCHED THEN INSERT (r) VALUES (s.v)", None),
+        (f"MERGE INTO {t} USING (SELECT CAST(0 AS DOUBLE) AS v) s ON {t}.r = s.v "
+         "WHEN MATCHED THEN UPDATE SET r = 1e39", None),
+    ]:
+        with pytest.raises(flightsql.ProgrammingError) as err:
+            query(conn, sql, params)
+        assert "out of range for REAL" in str(err.value), sql
     rows = [r["r"] for r in query(conn, f"SELECT r FROM {t}").to_pylist()]
     assert sorted(rows, key=lambda v: (v is None, v or 0)) == [
         0.0, pytest.approx(3e38, rel=1e-6), float("inf"), None]
