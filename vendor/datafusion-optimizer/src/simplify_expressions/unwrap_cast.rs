@@ -206,13 +206,19 @@ pub(super) fn is_cast_expr_and_support_unwrap_cast_in_comparison_for_inlist(
 /// col <op> <casted_literal>
 /// ```
 /// Whether the cast from `from` to `to` maps every value to a distinct value of `to`, in
-/// the same order, and never fails: only then does `CAST(e AS to) op literal` hold exactly
-/// where `e op CAST(literal AS from)` does. A narrowing cast (`CAST(i AS SMALLINT) = 1`
-/// fails on a large `i`), a rounding one (`CAST(m AS INT) = 1` holds for m = 1.50) or a
-/// lossy one keeps its cast. (Lake patch: upstream unwraps any cast between supported
-/// types.)
+/// the same order: only then does `CAST(e AS to) op literal` hold exactly where
+/// `e op CAST(literal AS from)` does (the literal was checked to fit `from` exactly). A
+/// rounding cast (`CAST(m AS INT) = 1` holds for m = 1.50), a lossy one, or a narrowing
+/// integer cast (`CAST(i AS SMALLINT) = 1` must fail on a large `i`) keeps its cast. A
+/// decimal or integer to a decimal of no smaller scale is exact wherever it does not
+/// overflow, and type coercion inserts such casts when it caps a common decimal type at 38
+/// digits (`d38 > 0.05` on a DECIMAL(38, 10) becomes `CAST(d38 AS DECIMAL(38, 15)) > 0.05`),
+/// so those still unwrap, as do a timestamp to a unit as fine or finer with the same
+/// instants (the same zone, two zones, or none to UTC) and a DATE to a DATE64. (Lake
+/// patch: upstream unwraps any cast between supported types.)
 fn is_exact_widening(from: &DataType, to: &DataType) -> bool {
     use DataType::*;
+    use arrow::datatypes::TimeUnit;
     let text = |t: &DataType| matches!(t, Utf8 | LargeUtf8 | Utf8View);
     let binary = |t: &DataType| matches!(t, Binary | LargeBinary | BinaryView);
     let decimal = |t: &DataType| -> Option<(i16, i16)> {
@@ -246,13 +252,26 @@ fn is_exact_widening(from: &DataType, to: &DataType) -> bool {
         }
         (f, Decimal32(..) | Decimal64(..) | Decimal128(..) | Decimal256(..)) => {
             match (decimal(f), decimal(to)) {
-                (Some((f_int, f_scale)), Some((t_int, t_scale))) => {
-                    t_int >= f_int && t_scale >= f_scale
-                }
+                (Some((_, f_scale)), Some((_, t_scale))) => t_scale >= f_scale,
                 _ => false,
             }
         }
-        (Float16, Float32 | Float64) | (Float32, Float64) => true,
+        (Float16, Float32 | Float64) | (Float32, Float64) | (Date32, Date64) => true,
+        (Timestamp(f_unit, f_zone), Timestamp(t_unit, t_zone)) => {
+            let fineness = |u: &TimeUnit| match u {
+                TimeUnit::Second => 0,
+                TimeUnit::Millisecond => 1,
+                TimeUnit::Microsecond => 2,
+                TimeUnit::Nanosecond => 3,
+            };
+            let same_instants = f_zone == t_zone
+                || (f_zone.is_some() && t_zone.is_some())
+                || (f_zone.is_none()
+                    && t_zone
+                        .as_deref()
+                        .is_some_and(|z| matches!(z, "UTC" | "+00:00" | "Z")));
+            fineness(t_unit) >= fineness(f_unit) && same_instants
+        }
         _ => false,
     }
 }
