@@ -297,11 +297,6 @@ def open_flight_sql(endpoint: str, label: str = "Lake", wait_seconds: float = 0.
     return con, run
 
 
-def open_lake(endpoint: str) -> tuple[Any, Callable[[str], Any]]:
-    """An ADBC Flight SQL connection to Lake, checked with ``SELECT 1``, and a runner."""
-    return open_flight_sql(endpoint)
-
-
 @dataclass
 class Contender:
     """One engine's warm-up answer, timings and first error for one query."""
@@ -435,7 +430,7 @@ def cmd_tpch(args: argparse.Namespace) -> int:
 
     duckdb = require("duckdb")
     _duck_con, duck_run = open_duckdb(Path(args.parquet))
-    _lake_con, lake_run = open_lake(args.endpoint)
+    _lake_con, lake_run = open_flight_sql(args.endpoint)
     peer_run = None
     if args.flight_peer:
         _peer_con, peer_run = open_flight_sql(args.flight_peer, "the Flight SQL peer", wait_seconds=60)
@@ -1067,7 +1062,7 @@ def cmd_iceberg(args: argparse.Namespace) -> int:
         first = child.stdout.readline().split()
         if len(first) != 2 or first[0] != "endpoint":
             raise PeerError(f"lake-bench serve did not announce its endpoint: {first}")
-        lake_con, lake_run = open_lake(first[1])
+        lake_con, lake_run = open_flight_sql(first[1])
         results: dict[str, dict] = {}
         for name, sql in ICEBERG_QUERIES.items():
             lake_sql = sql.replace("FROM lineitem", "FROM iceberg.bench.lineitem")

@@ -119,11 +119,7 @@ impl ScalarUDFImpl for CanonicalFloat {
             DataType::Float64 => canonical::<Float64Type>(&array, f64::NAN),
             other => return exec_err!("{CANONICAL_FLOAT} takes REAL or DOUBLE, got {other}"),
         };
-        Ok(if scalar {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
-        } else {
-            ColumnarValue::Array(out)
-        })
+        crate::checked_integers::columnar(out, scalar)
     }
 }
 
@@ -233,7 +229,8 @@ fn canonical_if_float(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>
     Ok(Transformed::yes(canonical_of(expr)))
 }
 
-fn is_comparison(op: Operator) -> bool {
+/// Whether `op` compares two values (`=`, `<>`, `<`, `<=`, `>`, `>=`, `IS [NOT] DISTINCT FROM`).
+pub(crate) fn is_comparison(op: Operator) -> bool {
     matches!(
         op,
         Operator::Eq

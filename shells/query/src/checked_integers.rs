@@ -25,9 +25,10 @@
 
 use std::sync::{Arc, LazyLock};
 
-use arrow::array::ArrayRef;
+use arrow::array::{ArrayRef, AsArray, Float32Array};
 use arrow::compute::kernels::numeric;
 use arrow::datatypes::DataType;
+use arrow::datatypes::Float64Type;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::{DFSchema, Result, ScalarValue, exec_err};
@@ -66,6 +67,19 @@ pub fn checked(op: Operator) -> Option<Arc<ScalarUDF>> {
     }
 }
 
+/// `out` as the result of a function whose arguments were all scalars (`scalar`): its
+/// first value as a scalar, else the array.
+///
+/// # Errors
+/// `out` is empty while `scalar` holds.
+pub(crate) fn columnar(out: ArrayRef, scalar: bool) -> Result<ColumnarValue> {
+    Ok(if scalar {
+        ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
+    } else {
+        ColumnarValue::Array(out)
+    })
+}
+
 /// `lake_checked_neg(integer) -> integer`: `-a` that fails on overflow (see the module doc).
 pub fn checked_neg() -> Arc<ScalarUDF> {
     static NEG: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| {
@@ -102,12 +116,10 @@ impl ScalarUDFImpl for CheckedNeg {
             return exec_err!("lake_checked_neg takes one argument");
         };
         let scalar = matches!(value, ColumnarValue::Scalar(_));
-        let out = numeric::neg(&value.to_array(args.number_rows.max(1))?)?;
-        Ok(if scalar {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
-        } else {
-            ColumnarValue::Array(out)
-        })
+        columnar(
+            numeric::neg(&value.to_array(args.number_rows.max(1))?)?,
+            scalar,
+        )
     }
 }
 
@@ -160,29 +172,16 @@ impl ScalarUDFImpl for CheckedReal {
         let [value] = args.args.as_slice() else {
             return exec_err!("lake_checked_real takes one DOUBLE");
         };
-        let narrow = real_of;
-        match value {
-            ColumnarValue::Scalar(ScalarValue::Float64(v)) => Ok(ColumnarValue::Scalar(
-                ScalarValue::Float32(v.map(narrow).transpose()?),
-            )),
-            ColumnarValue::Array(array) => {
-                let doubles = array
-                    .as_any()
-                    .downcast_ref::<arrow::array::Float64Array>()
-                    .ok_or_else(|| {
-                        datafusion::error::DataFusionError::Execution(format!(
-                            "lake_checked_real takes a DOUBLE, got {}",
-                            array.data_type()
-                        ))
-                    })?;
-                let reals: arrow::array::Float32Array = doubles.try_unary(narrow)?;
-                Ok(ColumnarValue::Array(Arc::new(reals)))
-            }
-            other => exec_err!(
+        let scalar = matches!(value, ColumnarValue::Scalar(_));
+        let doubles = value.to_array(args.number_rows.max(1))?;
+        let Some(doubles) = doubles.as_primitive_opt::<Float64Type>() else {
+            return exec_err!(
                 "lake_checked_real takes a DOUBLE, got {}",
-                other.data_type()
-            ),
-        }
+                doubles.data_type()
+            );
+        };
+        let reals: Float32Array = doubles.try_unary(real_of)?;
+        columnar(Arc::new(reals), scalar)
     }
 }
 
@@ -225,11 +224,7 @@ impl ScalarUDFImpl for CheckedArithmetic {
             Operator::Minus => numeric::sub(&left, &right)?,
             _ => numeric::mul(&left, &right)?,
         };
-        Ok(if scalar {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
-        } else {
-            ColumnarValue::Array(out)
-        })
+        columnar(out, scalar)
     }
 }
 

@@ -259,19 +259,10 @@ fn lance_evaluates(filter: &Expr, schema: &arrow::datatypes::Schema) -> bool {
                 | Expr::InList(_)
                 | Expr::Case(_)
                 | Expr::TryCast(_) => true,
-                Expr::BinaryExpr(binary) => matches!(
-                    binary.op,
-                    Operator::Eq
-                        | Operator::NotEq
-                        | Operator::Lt
-                        | Operator::LtEq
-                        | Operator::Gt
-                        | Operator::GtEq
-                        | Operator::And
-                        | Operator::Or
-                        | Operator::IsDistinctFrom
-                        | Operator::IsNotDistinctFrom
-                ),
+                Expr::BinaryExpr(binary) => {
+                    crate::canonical_float::is_comparison(binary.op)
+                        || matches!(binary.op, Operator::And | Operator::Or)
+                }
                 Expr::Like(like) => like.escape_char.is_none_or(|c| c == '\\'),
                 Expr::Cast(cast) => source_type(&cast.expr, schema)
                     .is_some_and(|from| cast_cannot_fail(&from, cast.field.data_type())),
