@@ -386,7 +386,7 @@ struct Load {
 
 /// Generates TPC-H at `scale` (tpchgen), writes each table as Parquet under `parquet/` and
 /// appends it to `default.<table>` on the server through the SDK in [`CHUNK_ROWS`] chunks,
-/// timing lineitem's appends.
+/// timing lineitem's appends, then puts a zone map on each key column (`…key`).
 async fn load(endpoint: &str, parquet: &Path, scale: f64) -> anyhow::Result<Load> {
     std::fs::create_dir_all(parquet)?;
     let mut lake = LakeClient::connect(endpoint).await?;
@@ -407,13 +407,25 @@ async fn load(endpoint: &str, parquet: &Path, scale: f64) -> anyhow::Result<Load
         }
         writer.close()?;
         let name = format!("default.{table}");
-        lake.create_table(&name, schema).await?;
+        lake.create_table(&name, schema.clone()).await?;
         let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
         let started = Instant::now();
         for (part, chunk) in chunks(batches).into_iter().enumerate() {
             lake.append(&name, chunk, &format!("bench-{table}-{part}"))
                 .await
                 .with_context(|| format!("appending to {name}"))?;
+        }
+        // Zone maps on the key columns give the planner each key's range, as row-group
+        // statistics do for the Parquet peers ([`lake_query::column_ranges`]).
+        for field in schema.fields() {
+            let column = field.name();
+            if column.ends_with("key") {
+                lake.sql(&format!(
+                    "CREATE INDEX IF NOT EXISTS {column}_zonemap ON {name} USING ZONEMAP ({column})"
+                ))
+                .await
+                .with_context(|| format!("zone map on {name}({column})"))?;
+            }
         }
         if table == "lineitem" {
             lineitem = Load {

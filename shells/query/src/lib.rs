@@ -15,6 +15,7 @@ pub mod bounded;
 pub mod canonical_float;
 pub mod catalog;
 pub mod checked_integers;
+pub mod column_ranges;
 pub mod dataset;
 pub mod decimal_literals;
 pub mod dml;

@@ -19,6 +19,9 @@
 //! whole filter, so pushdown is exact. A scan with a limit keeps Lance's single partition
 //! (Lance supports a range after the filter only there). Rows come back in no particular
 //! order unless the query has an `ORDER BY`, as SQL allows.
+//!
+//! Columns with a zone map covering every fragment report their range to the planner
+//! ([`crate::column_ranges`]), as Parquet row-group statistics do.
 
 use std::sync::Arc;
 
@@ -151,11 +154,12 @@ impl TableProvider for LanceTable {
                 )));
             }
         }
+        let ranges = crate::column_ranges::of_columns(&self.dataset, &plan.schema()).await;
         if limit.is_some() {
-            return Ok(plan);
+            return Ok(crate::column_ranges::with_ranges(plan, ranges));
         }
         let partitions = state.config().target_partitions().max(1);
-        Ok(plan
+        let plan = plan
             .transform_down(|node| {
                 let Some(read) = node.downcast_ref::<FilteredReadExec>() else {
                     return Ok(Transformed::no(node));
@@ -183,7 +187,8 @@ impl TableProvider for LanceTable {
                     TreeNodeRecursion::Jump,
                 ))
             })?
-            .data)
+            .data;
+        Ok(crate::column_ranges::with_ranges(plan, ranges))
     }
 
     fn supports_filters_pushdown(

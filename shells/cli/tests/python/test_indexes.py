@@ -176,3 +176,43 @@ def test_if_exists_and_if_not_exists_make_no_version(conn, unique_ns):
     query(conn, f"CREATE INDEX IF NOT EXISTS k_idx ON {t} (k)")
     query(conn, f"DROP INDEX IF EXISTS nope ON {t}")
     assert latest_version(conn, t) == version
+
+
+def test_zone_maps_give_the_planner_key_ranges(conn, unique_ns):
+    """A zone map that covers every fragment gives DataFusion the column's [min, max]
+    (`ColumnRanges` above the scan), which bounds a key's distinct values: TPC-H q18's
+    semi join then builds its hash table on the few qualifying keys (RightSemi) instead of
+    on the join of every order with its items (LeftSemi). The range steers planning only:
+    `min`/`max` answer from the rows after the extreme rows are deleted."""
+    c, o, li = (f"{unique_ns}.{n}" for n in ("c", "o", "li"))
+    query(conn, f"CREATE TABLE {c} AS SELECT value AS ck, 'n' || value AS name FROM range(1, 151)")
+    query(conn, f"CREATE TABLE {o} AS SELECT value AS ok, 1 + value % 150 AS ck FROM range(1, 1501)")
+    query(conn, f"CREATE TABLE {li} AS SELECT 1 + value % 1500 AS ok, value % 50 AS q FROM range(0, 6000)")
+    q18 = (f"SELECT name, o.ok, sum(q) FROM {c}, {o} AS o, {li} AS li WHERE o.ok IN "
+           f"(SELECT ok FROM {li} GROUP BY ok HAVING sum(q) > 180) AND c.ck = o.ck AND o.ok = li.ok "
+           "GROUP BY name, o.ok ORDER BY o.ok")
+    expected = rows(conn, q18)
+    assert expected, "some orders qualify"
+    before = plan(conn, q18)
+    assert "ColumnRanges" not in before
+    assert "join_type=LeftSemi" in before, before
+
+    for table, column in [(c, "ck"), (o, "ok"), (o, "ck"), (li, "ok")]:
+        query(conn, f"CREATE INDEX ON {table} USING ZONEMAP ({column})")
+    after = plan(conn, q18)
+    assert "ColumnRanges: zone_maps=[ok]" in after, after
+    assert "join_type=RightSemi" in after, after
+    assert rows(conn, q18) == expected
+
+    # Ranges are bounds, not answers: deleting the extremes leaves them wider than the rows.
+    query(conn, f"DELETE FROM {o} WHERE ok = 1 OR ok = 1500")
+    assert "ColumnRanges" in plan(conn, f"SELECT min(ok), max(ok) FROM {o}")
+    assert rows(conn, f"SELECT min(ok), max(ok) FROM {o}") == [(2, 1499)]
+    assert rows(conn, f"SELECT count(*) FROM {o} WHERE ok > 1498") == [(1,)]
+    # A fragment the zone map has not seen makes the range unknown until maintenance.
+    query(conn, f"INSERT INTO {o} VALUES (99999, 1)")
+    assert "ColumnRanges" not in plan(conn, f"SELECT ok FROM {o}")
+    assert rows(conn, f"SELECT max(ok) FROM {o}") == [(99999,)]
+    query(conn, f"OPTIMIZE {o}")
+    assert "ColumnRanges: zone_maps=[ok]" in plan(conn, f"SELECT ok FROM {o}")
+    assert rows(conn, f"SELECT max(ok) FROM {o}") == [(99999,)]
