@@ -30,6 +30,7 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::execution_plan::CardinalityEffect;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
 use lance::Dataset;
+use lance::index::DatasetIndexExt;
 
 /// A column's `[min, max]` over every live row of a pinned version, both of the column's
 /// own data type (a superset: deleted rows may lie inside).
@@ -44,9 +45,21 @@ pub async fn of_columns(
     dataset: &Dataset,
     schema: &arrow::datatypes::Schema,
 ) -> Vec<Option<ColumnRange>> {
+    // Only columns some index is keyed on can have a zone map; the index list is one
+    // cached read, so a scan of a table without indexes asks nothing more.
+    let indexed: Vec<i32> = match dataset.load_indices().await {
+        Ok(indices) => indices.iter().filter_map(|i| i.keyed_field()).collect(),
+        Err(e) => {
+            tracing::debug!(error = %e, "index list unavailable");
+            Vec::new()
+        }
+    };
     let mut ranges = Vec::with_capacity(schema.fields().len());
     for field in schema.fields() {
-        let bounded = dataset.schema().field(field.name()).is_some()
+        let bounded = dataset
+            .schema()
+            .field(field.name())
+            .is_some_and(|f| indexed.contains(&f.id))
             && (field.data_type().is_primitive()
                 || matches!(
                     field.data_type(),
