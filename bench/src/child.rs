@@ -7,7 +7,7 @@
 //! - parent → child `metasrv-requests`, child → parent: the embedded Metasrv's request count;
 //! - end of stdin: the child shuts down gracefully and exits.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -157,18 +157,53 @@ pub async fn serve(
     std::io::stdout().flush()?;
     let metasrv = server.metasrv.clone();
     std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines() {
-            let Ok(line) = line else { break };
-            if line.trim() == "metasrv-requests" {
-                println!("{}", metasrv.requests_served());
-            } else {
-                println!("unknown command {line:?}");
-            }
-            let _ = std::io::stdout().flush();
+        let ended = answer_control(std::io::stdin().lock(), std::io::stdout(), || {
+            metasrv.requests_served()
+        });
+        if let Err(e) = ended {
+            eprintln!("lake-bench serve: stopping: {e}");
         }
         let _ = stop.send(());
     });
     server.wait().await
+}
+
+/// Longest control line the child reads, newline included, in bytes (the only command,
+/// `metasrv-requests`, is 17).
+const MAX_CONTROL_LINE: usize = 256;
+
+/// Answers the parent's control lines from `input` on `output` until `input` ends:
+/// `metasrv-requests` with `requests()`, anything else with `unknown command "…"`.
+///
+/// # Errors
+/// A line longer than [`MAX_CONTROL_LINE`] bytes (say stdin is `/dev/zero`: reading it
+/// whole would grow without bound), or `input`/`output` failing. Either ends the control
+/// loop, which stops the server like the end of stdin.
+fn answer_control(
+    mut input: impl BufRead,
+    mut output: impl Write,
+    requests: impl Fn() -> u64,
+) -> anyhow::Result<()> {
+    let mut line = Vec::with_capacity(MAX_CONTROL_LINE);
+    loop {
+        line.clear();
+        let read = (&mut input)
+            .take(MAX_CONTROL_LINE as u64)
+            .read_until(b'\n', &mut line)?;
+        if read == 0 {
+            return Ok(());
+        }
+        if line.last() != Some(&b'\n') && read == MAX_CONTROL_LINE {
+            anyhow::bail!("a control line is longer than {MAX_CONTROL_LINE} bytes");
+        }
+        let command = String::from_utf8_lossy(&line);
+        if command.trim() == "metasrv-requests" {
+            writeln!(output, "{}", requests())?;
+        } else {
+            writeln!(output, "unknown command {:?}", command.trim_end())?;
+        }
+        output.flush()?;
+    }
 }
 
 /// The Flight SQL peer (`bench/flight-peer`: datafusion-flight-sql-server serving the
@@ -217,5 +252,39 @@ impl Drop for FlightPeer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_control_loop_answers_each_line_until_the_input_ends() {
+        let mut output = Vec::new();
+        let input = "metasrv-requests\nhello\nmetasrv-requests";
+        answer_control(input.as_bytes(), &mut output, || 7).unwrap();
+        assert_eq!(
+            String::from_utf8(output).unwrap(),
+            "7\nunknown command \"hello\"\n7\n"
+        );
+    }
+
+    #[test]
+    fn a_line_without_end_stops_the_loop_after_a_bounded_read() {
+        // What `/dev/zero` as stdin sends: bytes and never a newline.
+        let zeros = std::io::repeat(0).take(64 * 1024 * 1024);
+        let mut input = BufReader::new(zeros);
+        let mut output = Vec::new();
+        let err = answer_control(&mut input, &mut output, || 0).unwrap_err();
+        assert!(err.to_string().contains("longer than 256 bytes"), "{err}");
+        assert!(output.is_empty());
+        // Only the first line's bound (and the reader's buffer) was consumed.
+        let left = input.into_inner().limit();
+        assert!(
+            left >= 64 * 1024 * 1024 - 8 * 1024,
+            "read {} bytes",
+            64 * 1024 * 1024 - left
+        );
     }
 }
