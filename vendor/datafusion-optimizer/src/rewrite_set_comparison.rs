@@ -20,6 +20,7 @@
 //! that capture SQL three-valued logic.
 
 use crate::{OptimizerConfig, OptimizerRule};
+use datafusion_common::alias::AliasGenerator;
 use datafusion_common::tree_node::{Transformed, TreeNode};
 use datafusion_common::{Column, DFSchema, ExprSchema, Result, ScalarValue, plan_err};
 use datafusion_expr::expr::{self, Exists, SetComparison, SetQuantifier};
@@ -43,10 +44,16 @@ impl RewriteSetComparison {
         Self
     }
 
-    fn rewrite_plan(&self, plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+    fn rewrite_plan(
+        &self,
+        plan: LogicalPlan,
+        alias_generator: &AliasGenerator,
+    ) -> Result<Transformed<LogicalPlan>> {
         let schema = merge_schema(&plan.inputs());
         plan.map_expressions(|expr| {
-            expr.transform_up(|expr| rewrite_set_comparison(expr, &schema))
+            expr.transform_up(|expr| {
+                rewrite_set_comparison(expr, &schema, alias_generator)
+            })
         })
     }
 }
@@ -59,19 +66,27 @@ impl OptimizerRule for RewriteSetComparison {
     fn rewrite(
         &self,
         plan: LogicalPlan,
-        _config: &dyn OptimizerConfig,
+        config: &dyn OptimizerConfig,
     ) -> Result<Transformed<LogicalPlan>> {
-        plan.transform_up_with_subqueries(|plan| self.rewrite_plan(plan))
+        let alias_generator = config.alias_generator();
+        plan.transform_up_with_subqueries(|plan| {
+            self.rewrite_plan(plan, alias_generator.as_ref())
+        })
     }
 }
 
 fn rewrite_set_comparison(
     expr: Expr,
     outer_schema: &DFSchema,
+    alias_generator: &AliasGenerator,
 ) -> Result<Transformed<Expr>> {
     match expr {
         Expr::SetComparison(set_comparison) => {
-            let rewritten = build_set_comparison_subquery(set_comparison, outer_schema)?;
+            let rewritten = build_set_comparison_subquery(
+                set_comparison,
+                outer_schema,
+                alias_generator,
+            )?;
             Ok(Transformed::yes(rewritten))
         }
         _ => Ok(Transformed::no(expr)),
@@ -81,6 +96,7 @@ fn rewrite_set_comparison(
 fn build_set_comparison_subquery(
     set_comparison: SetComparison,
     outer_schema: &DFSchema,
+    alias_generator: &AliasGenerator,
 ) -> Result<Expr> {
     let SetComparison {
         expr,
@@ -94,8 +110,24 @@ fn build_set_comparison_subquery(
     if subquery_schema.fields().is_empty() {
         return plan_err!("single expression required.");
     }
-    // avoid `head_output_expr` for aggr/window plan, it will gives group-by expr if exists
-    let right_expr = Expr::Column(Column::from(subquery_schema.qualified_field(0)));
+    // The subquery's column under a name of its own: it may carry the outer column's
+    // qualified name (`t.i >= ALL (SELECT i FROM t)`), and once the EXISTS below is
+    // decorrelated, `outer(t.i) >= t.i` would become `t.i >= t.i` on the subquery's side.
+    // (Avoid `head_output_expr` for aggr/window plan, it will give group-by expr if exists.)
+    let name = alias_generator.next("__set_comparison");
+    let subquery = Subquery {
+        subquery: Arc::new(
+            LogicalPlanBuilder::from(subquery.subquery.as_ref().clone())
+                .project(vec![
+                    Expr::Column(Column::from(subquery_schema.qualified_field(0)))
+                        .alias(name.clone()),
+                ])?
+                .build()?,
+        ),
+        outer_ref_columns: subquery.outer_ref_columns,
+        spans: subquery.spans,
+    };
+    let right_expr = Expr::Column(Column::from_name(name));
 
     let comparison = Expr::BinaryExpr(expr::BinaryExpr::new(
         Box::new(left_expr),
