@@ -47,6 +47,24 @@ fn starts_path_after(c: char) -> bool {
         )
 }
 
+/// Whether `token` is a relative Rust source location, `dir/file.rs:LINE` or
+/// `dir/file.rs:LINE:COLUMN` (Lance errors end with the `file!()` and line of where they
+/// were made: `shells/query/src/dataset.rs:2118:5`), a `:` or `.` after it allowed.
+fn is_source_location(token: &str) -> bool {
+    let token = token.trim_end_matches([':', '.']);
+    let Some((file, position)) = token.rsplit_once(".rs:") else {
+        return false;
+    };
+    !file.is_empty()
+        && file
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'))
+        && position
+            .split(':')
+            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        && position.split(':').count() <= 2
+}
+
 /// `message` with server-side paths and raw bytes taken out (see the module doc).
 ///
 /// A path is a `file://` URI, or a `/` at the start of a word followed by at least one more
@@ -59,8 +77,11 @@ pub fn redact(message: &str) -> String {
     let mut previous: Option<char> = None;
     while let Some(c) = rest.chars().next() {
         let at_word_start = previous.is_none_or(starts_path_after);
-        let path_len = if rest.starts_with("file://") {
-            Some(rest.find(ends_path).unwrap_or(rest.len()))
+        let word_len = rest.find(ends_path).unwrap_or(rest.len());
+        let path_len = if rest.starts_with("file://")
+            || (at_word_start && is_source_location(&rest[..word_len]))
+        {
+            Some(word_len)
         } else if c == '/' && at_word_start && !rest.starts_with("//") {
             let end = rest.find(ends_path).unwrap_or(rest.len());
             let token = &rest[..end];
@@ -209,6 +230,14 @@ mod tests {
             redact("FILE uri is not on stage file:///srv/stage/1: a FILE value names. See /a/b."),
             "FILE uri is not on stage <path>: a FILE value names. See <path>."
         );
+        // A relative source location, as Lance's errors end.
+        assert_eq!(
+            redact(
+                "lance: append on default.failover: LanceError(IO): metasrv: operation was canceled, shells/query/src/dataset.rs:2118:5"
+            ),
+            "lance: append on default.failover: LanceError(IO): metasrv: operation was canceled, <path>"
+        );
+        assert_eq!(redact("at src/lib.rs:12."), "at <path>.");
         // Division, ratios, URIs other than file://, and a lone segment are not paths.
         for kept in [
             "SELECT a / b FROM t",
@@ -217,6 +246,8 @@ mod tests {
             "connect to grpc://127.0.0.1:50051/x failed",
             "not a directory: /tmp",
             "table lake.ns.t version 3",
+            "the file main.rs is not a location",
+            "port a.rs:x",
         ] {
             assert_eq!(redact(kept), kept);
         }
