@@ -31,12 +31,13 @@ use datafusion_common::{
     Column, DFSchemaRef, ExprSchema, NullEquality, Result, assert_or_internal_err,
     plan_err,
 };
-use datafusion_expr::expr::{Exists, InSubquery};
+use crate::rewrite_set_comparison::build_set_comparison_subquery;
+use datafusion_expr::expr::{Exists, InSubquery, SetComparison, SetQuantifier};
 use datafusion_expr::expr_rewriter::create_col_from_scalar_expr;
 use datafusion_expr::logical_plan::{JoinType, Subquery};
 use datafusion_expr::utils::{conjunction, expr_to_columns, split_conjunction_owned};
 use datafusion_expr::{
-    BinaryExpr, Expr, Filter, LogicalPlan, LogicalPlanBuilder, Operator, exists,
+    BinaryExpr, Expr, ExprSchemable, Filter, LogicalPlan, LogicalPlanBuilder, Operator, exists,
     in_subquery, lit, not, not_exists, not_in_subquery,
 };
 
@@ -156,9 +157,29 @@ fn rewrite_inner_subqueries(
         },
         Expr::InSubquery(InSubquery {
             expr,
-            subquery: Subquery { subquery, .. },
+            subquery: whole,
             negated,
         }) => {
+            // `x IN (subquery)` is NULL where no row matches and `x` or some row is NULL,
+            // which a mark join's true/false mark cannot carry (`x NOT IN (…) OR c` kept
+            // the rows with a NULL `x`). Where either side may be NULL, plan it as
+            // `x = ANY (subquery)`: CASE over an EXISTS for a match and one for a NULL
+            // comparison, each its own mark join.
+            if expr.nullable(cur_input.schema())?
+                || whole.subquery.schema().fields().iter().any(|f| f.is_nullable())
+            {
+                let any = build_set_comparison_subquery(
+                    SetComparison::new(expr, whole, Operator::Eq, SetQuantifier::Any),
+                    cur_input.schema(),
+                    alias.as_ref(),
+                )?;
+                let any = if negated { Expr::Not(Box::new(any)) } else { any };
+                let (plan, rewritten) =
+                    rewrite_inner_subqueries(cur_input.clone(), any, config)?;
+                cur_input = plan;
+                return Ok(Transformed::yes(rewritten));
+            }
+            let subquery = whole.subquery;
             let in_predicate = subquery
                 .head_output_expr()?
                 .map_or(plan_err!("single expression required."), |output_expr| {

@@ -93,7 +93,7 @@ fn rewrite_set_comparison(
     }
 }
 
-fn build_set_comparison_subquery(
+pub(crate) fn build_set_comparison_subquery(
     set_comparison: SetComparison,
     outer_schema: &DFSchema,
     alias_generator: &AliasGenerator,
