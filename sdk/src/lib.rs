@@ -22,5 +22,5 @@ pub mod wire;
 pub use arrow::record_batch::RecordBatch;
 pub use client::{LakeClient, SdkError, TableName};
 pub use file::{FileRef, FileType, file_array, file_field, file_refs};
-pub use stage::{Stage, StagedObject, UploadOptions, Uploaded};
+pub use stage::{Stage, StagedObject, UnfinishedUpload, UploadOptions, Uploaded};
 pub use wire::AppendResult;

@@ -189,6 +189,83 @@ pub struct StagedObject {
     pub last_modified_ms: i64,
 }
 
+/// An S3 multipart upload on a stage that was started and never completed or aborted, as
+/// [`Stage::list_unfinished_uploads`] finds it. Its parts are stored (and billed) by S3 but
+/// invisible to object listings until it is aborted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnfinishedUpload {
+    /// The URI of the object it would create (`<stage>/sha256/<sha256>`).
+    pub uri: String,
+    /// Its key under the stage: `sha256/<sha256>`.
+    pub key: String,
+    /// S3's upload id.
+    pub upload_id: String,
+    /// When it was started (S3's `Initiated`), Unix milliseconds.
+    pub initiated_ms: i64,
+    /// When it was last written: the latest of its start and its parts' `LastModified`,
+    /// Unix milliseconds. A resumed upload is active again.
+    pub last_active_ms: i64,
+    /// The bytes of the parts uploaded so far (S3 `ListParts`).
+    pub bytes: u64,
+}
+
+/// Pages of [`Stage::list_unfinished_uploads`] (S3 answers up to 1,000 uploads a page):
+/// a stage with more unfinished uploads than this lists the first ones, and the next
+/// collection the rest.
+const MAX_UPLOAD_PAGES: usize = 100;
+/// S3 answers up to 1,000 parts a `ListParts` page and an upload has at most 10,000 parts.
+const MAX_PART_PAGES: usize = 10;
+/// The most bytes of one S3 listing answer read (a page of 1,000 uploads is ~0.5 MB).
+const MAX_LISTING_BYTES: usize = 16 << 20;
+
+/// `ListMultipartUploadsResult` (S3 API reference, ListMultipartUploads), the fields used.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "PascalCase")]
+struct ListUploadsPage {
+    #[serde(rename = "Upload", default)]
+    uploads: Vec<ListedUpload>,
+    #[serde(default)]
+    is_truncated: bool,
+    #[serde(default)]
+    next_key_marker: Option<String>,
+    #[serde(default)]
+    next_upload_id_marker: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct ListedUpload {
+    key: String,
+    upload_id: String,
+    initiated: String,
+}
+
+/// `ListPartsResult` (S3 API reference, ListParts), the fields used.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "PascalCase")]
+struct ListPartsPage {
+    #[serde(rename = "Part", default)]
+    parts: Vec<ListedPart>,
+    #[serde(default)]
+    is_truncated: bool,
+    #[serde(default)]
+    next_part_number_marker: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct ListedPart {
+    size: u64,
+    last_modified: String,
+}
+
+/// Whether `e` is S3's answer for a multipart upload that no longer exists (error code
+/// `NoSuchUpload`, HTTP 404; S3 API reference, UploadPart), as object_store and the
+/// presigned-URL path both pass S3's error body on.
+fn upload_is_gone(e: &SdkError) -> bool {
+    e.to_string().contains("<Code>NoSuchUpload</Code>")
+}
+
 /// A managed stage (see the module docs).
 #[derive(Clone)]
 pub struct Stage {
@@ -458,6 +535,191 @@ impl Stage {
         }
         found.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(found)
+    }
+
+    /// The S3 multipart uploads on this stage that were started and never completed or
+    /// aborted (interrupted resumable uploads, abandoned ones), oldest first, each with the
+    /// bytes of its parts so far and when it was last written. Only uploads of objects shaped like this module's
+    /// (`<stage>/sha256/<sha256>`) are listed. object_store has no call for this, so it
+    /// is S3's `ListMultipartUploads` (with `prefix`) and `ListParts`, sent as requests
+    /// signed by object_store's [`Signer`] (SigV4 query parameters) with the stage's own
+    /// credentials. Up to 100 pages of 1,000 uploads; a local-filesystem stage has none.
+    ///
+    /// # Errors
+    /// [`SdkError::Unsupported`] on a stage reached through a Query replica (listing needs
+    /// the bucket's credentials); [`SdkError::Storage`] when S3 refuses or answers
+    /// something that is not the listing.
+    pub async fn list_unfinished_uploads(&self) -> Result<Vec<UnfinishedUpload>, SdkError> {
+        let s3 = match &self.backend {
+            Backend::S3(s3) => s3.clone(),
+            Backend::Local(_) => return Ok(Vec::new()),
+            Backend::Granted(_) => {
+                return Err(SdkError::Unsupported(format!(
+                    "listing the unfinished uploads of stage {} needs the bucket's credentials; the Query replica does it (VACUUM, lake gc)",
+                    self.uri
+                )));
+            }
+        };
+        let http = reqwest::Client::new();
+        let prefix = match self.prefix.as_ref() {
+            "" => "sha256/".to_string(),
+            p => format!("{p}/sha256/"),
+        };
+        let mut found = Vec::new();
+        let mut markers: Option<(String, String)> = None;
+        for _ in 0..MAX_UPLOAD_PAGES {
+            let mut query = vec![
+                ("uploads".to_string(), String::new()),
+                ("prefix".to_string(), prefix.clone()),
+            ];
+            if let Some((key, id)) = &markers {
+                query.push(("key-marker".into(), key.clone()));
+                query.push(("upload-id-marker".into(), id.clone()));
+            }
+            let page: ListUploadsPage = self
+                .signed_listing(&s3, &http, &Path::default(), query)
+                .await?;
+            for upload in page.uploads {
+                let Some(parts) = Path::from(upload.key.as_str())
+                    .prefix_match(&self.prefix)
+                    .map(|p| p.map(|p| p.as_ref().to_string()).collect::<Vec<_>>())
+                else {
+                    continue;
+                };
+                if !matches!(parts.as_slice(), [dir, sha] if dir == "sha256" && is_sha256_hex(sha))
+                {
+                    continue;
+                }
+                let initiated_ms = self.s3_time("Initiated", &upload.initiated)?;
+                let key = Path::from(upload.key.as_str());
+                let (bytes, last_part_ms) = self
+                    .uploaded_parts(&s3, &http, &key, &upload.upload_id)
+                    .await?;
+                found.push(UnfinishedUpload {
+                    uri: self.object_uri(&key),
+                    key: parts.join("/"),
+                    upload_id: upload.upload_id,
+                    initiated_ms,
+                    last_active_ms: initiated_ms.max(last_part_ms),
+                    bytes,
+                });
+            }
+            match (
+                page.is_truncated,
+                page.next_key_marker,
+                page.next_upload_id_marker,
+            ) {
+                (true, Some(key), Some(id)) => markers = Some((key, id)),
+                _ => break,
+            }
+        }
+        found.sort_by(|a, b| (a.initiated_ms, &a.key).cmp(&(b.initiated_ms, &b.key)));
+        Ok(found)
+    }
+
+    /// `value`, an S3 timestamp (ISO 8601, `2026-12-04T17:35:20.000Z`) of field `field`,
+    /// in Unix milliseconds.
+    fn s3_time(&self, field: &str, value: &str) -> Result<i64, SdkError> {
+        chrono::DateTime::parse_from_rfc3339(value)
+            .map(|t| t.timestamp_millis())
+            .map_err(|e| storage(&self.uri, format!("S3 listed {field} {value:?}: {e}")))
+    }
+
+    /// The bytes of the parts of upload `upload_id` of `key` so far and the latest part's
+    /// `LastModified` in Unix milliseconds (`i64::MIN` without parts): S3 `ListParts`, up
+    /// to 10 pages (S3's 10,000 parts).
+    async fn uploaded_parts(
+        &self,
+        s3: &AmazonS3,
+        http: &reqwest::Client,
+        key: &Path,
+        upload_id: &str,
+    ) -> Result<(u64, i64), SdkError> {
+        let (mut bytes, mut latest) = (0u64, i64::MIN);
+        let mut marker: Option<String> = None;
+        for _ in 0..MAX_PART_PAGES {
+            let mut query = vec![("uploadId".to_string(), upload_id.to_string())];
+            if let Some(m) = &marker {
+                query.push(("part-number-marker".into(), m.clone()));
+            }
+            let page: ListPartsPage = self.signed_listing(s3, http, key, query).await?;
+            for part in &page.parts {
+                bytes = bytes.saturating_add(part.size);
+                latest = latest.max(self.s3_time("LastModified", &part.last_modified)?);
+            }
+            match (page.is_truncated, page.next_part_number_marker) {
+                (true, Some(m)) => marker = Some(m),
+                _ => break,
+            }
+        }
+        Ok((bytes, latest))
+    }
+
+    /// GETs `path` with `query`, signed by object_store for one minute, and reads S3's XML
+    /// answer (at most 16 MiB) as `T`.
+    async fn signed_listing<T: serde::de::DeserializeOwned>(
+        &self,
+        s3: &AmazonS3,
+        http: &reqwest::Client,
+        path: &Path,
+        query: Vec<(String, String)>,
+    ) -> Result<T, SdkError> {
+        let options = object_store::signer::SignedUrlOptions::default().with_query(query);
+        let url = s3
+            .signed_url_opts(http::Method::GET, path, Duration::from_secs(60), &options)
+            .await
+            .map_err(|e| store_error(&self.uri, e))?;
+        let mut response = http
+            .get(url)
+            .send()
+            .await
+            .map_err(|e| storage(&self.uri, e))?;
+        let status = response.status();
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| storage(&self.uri, e))? {
+            if body.len() + chunk.len() > MAX_LISTING_BYTES {
+                return Err(storage(
+                    &self.uri,
+                    format!("an S3 listing answer past {MAX_LISTING_BYTES} bytes"),
+                ));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let text = String::from_utf8_lossy(&body);
+        if !status.is_success() {
+            return Err(storage(
+                &self.uri,
+                format!(
+                    "S3 listing answered HTTP {status}: {}",
+                    text.chars().take(512).collect::<String>()
+                ),
+            ));
+        }
+        quick_xml::de::from_str(&text)
+            .map_err(|e| storage(&self.uri, format!("S3 listing answer unreadable: {e}")))
+    }
+
+    /// Aborts `upload` (one of [`Self::list_unfinished_uploads`]): S3 removes its parts. An
+    /// upload already gone is not an error.
+    ///
+    /// # Errors
+    /// [`SdkError::Storage`] when the store refuses; [`SdkError::Unsupported`] on a stage
+    /// without multipart uploads.
+    pub async fn abort_upload(&self, upload: &UnfinishedUpload) -> Result<(), SdkError> {
+        let Some(multipart) = self.multipart() else {
+            return Err(SdkError::Unsupported(format!(
+                "stage {} has no multipart uploads",
+                self.uri
+            )));
+        };
+        let mut key = self.prefix.clone();
+        for part in upload.key.split('/') {
+            key = key.join(part);
+        }
+        match multipart.abort_multipart(&key, &upload.upload_id).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(store_error(&self.uri, e)),
+        }
     }
 
     /// Deletes `object` (one of [`Self::list_objects`]); an object already gone is not an
@@ -814,8 +1076,21 @@ impl Stage {
         if let Err(e) = sent {
             // Keep the checkpoint when there is one: a retry resumes. Without one the
             // upload cannot resume, so abort it and leave nothing behind.
-            if checkpoint_path.is_none() {
+            let Some(p) = &checkpoint_path else {
                 let _ = s3.abort_multipart(key, &id).await;
+                return Err(e);
+            };
+            // S3's answer for an upload that is gone (aborted by the stage's garbage
+            // collection after its grace): resuming it can never succeed, so the next
+            // try starts a new upload.
+            if upload_is_gone(&e) {
+                let _ = std::fs::remove_file(p);
+                return Err(SdkError::Storage {
+                    uri: uri.to_string(),
+                    message: format!(
+                        "the resumable upload {id} is no longer on the stage (an upload left unfinished past the stage's garbage grace is aborted); its checkpoint is removed, so uploading again starts over: {e}"
+                    ),
+                });
             }
             return Err(e);
         }
@@ -1466,6 +1741,86 @@ fn now_ms() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// S3's answers as the API reference shows them (ListMultipartUploads, ListParts;
+    /// trimmed): the fields Lake reads, the repeated elements and the page markers.
+    #[test]
+    fn s3_upload_and_part_listings_read() {
+        let uploads = r#"<?xml version="1.0" encoding="UTF-8"?>
+<ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
+  <Bucket>bucket</Bucket><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker>
+  <NextKeyMarker>w/stage/7/sha256/bb</NextKeyMarker>
+  <NextUploadIdMarker>id-2</NextUploadIdMarker>
+  <MaxUploads>2</MaxUploads><IsTruncated>true</IsTruncated>
+  <Upload><Key>w/stage/7/sha256/aa</Key><UploadId>id-1</UploadId>
+    <Initiator><ID>x</ID></Initiator><StorageClass>STANDARD</StorageClass>
+    <Initiated>2026-11-30T20:48:33.000Z</Initiated></Upload>
+  <Upload><Key>w/stage/7/sha256/bb</Key><UploadId>id-2</UploadId>
+    <Initiated>2026-12-01T08:00:00.000Z</Initiated></Upload>
+</ListMultipartUploadsResult>"#;
+        let page: ListUploadsPage = quick_xml::de::from_str(uploads).expect("uploads");
+        assert!(page.is_truncated);
+        assert_eq!(page.next_key_marker.as_deref(), Some("w/stage/7/sha256/bb"));
+        assert_eq!(page.next_upload_id_marker.as_deref(), Some("id-2"));
+        let listed: Vec<_> = page
+            .uploads
+            .iter()
+            .map(|u| (u.key.as_str(), u.upload_id.as_str(), u.initiated.as_str()))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("w/stage/7/sha256/aa", "id-1", "2026-11-30T20:48:33.000Z"),
+                ("w/stage/7/sha256/bb", "id-2", "2026-12-01T08:00:00.000Z")
+            ]
+        );
+        let empty: ListUploadsPage = quick_xml::de::from_str(
+            "<ListMultipartUploadsResult><IsTruncated>false</IsTruncated></ListMultipartUploadsResult>",
+        )
+        .expect("no uploads");
+        assert!(empty.uploads.is_empty() && !empty.is_truncated);
+
+        let parts = r#"<ListPartsResult><Bucket>bucket</Bucket><UploadId>id-1</UploadId>
+  <PartNumberMarker>1</PartNumberMarker><NextPartNumberMarker>3</NextPartNumberMarker>
+  <IsTruncated>true</IsTruncated>
+  <Part><PartNumber>2</PartNumber><LastModified>2026-12-01T09:00:00.000Z</LastModified>
+    <ETag>"7778aef83f66abc1fa1e8477f296d394"</ETag><Size>10485760</Size></Part>
+  <Part><PartNumber>3</PartNumber><LastModified>2026-12-01T09:00:05.250Z</LastModified>
+    <ETag>"aaaa18db4cc2f85cedef654fccc4a4x8"</ETag><Size>3</Size></Part>
+</ListPartsResult>"#;
+        let page: ListPartsPage = quick_xml::de::from_str(parts).expect("parts");
+        assert!(page.is_truncated);
+        assert_eq!(page.next_part_number_marker.as_deref(), Some("3"));
+        let sizes: Vec<u64> = page.parts.iter().map(|p| p.size).collect();
+        assert_eq!(sizes, [10_485_760, 3]);
+        let stage = Stage::open("/tmp/lake-stage-times").expect("stage");
+        assert_eq!(
+            stage
+                .s3_time("LastModified", &page.parts[1].last_modified)
+                .expect("time"),
+            1_796_115_605_250
+        );
+        assert!(stage.s3_time("Initiated", "yesterday").is_err());
+    }
+
+    /// S3's UploadPart answer for an aborted upload, as the presigned-URL path reports it,
+    /// is recognized; other failures (which a retry may get past) are not.
+    #[test]
+    fn an_upload_s3_no_longer_has_is_recognized() {
+        let gone = SdkError::Arrow(
+            "PUT through a presigned URL: HTTP 404 Not Found: <?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.</Message><UploadId>VXBsb2FkIElE</UploadId></Error>".into(),
+        );
+        assert!(upload_is_gone(&gone));
+        for other in [
+            SdkError::Arrow("PUT through a presigned URL: HTTP 503 Slow Down: <Error><Code>SlowDown</Code></Error>".into()),
+            SdkError::Storage {
+                uri: "s3://b/NoSuchUpload".into(),
+                message: "connection reset".into(),
+            },
+        ] {
+            assert!(!upload_is_gone(&other), "{other}");
+        }
+    }
 
     fn options(dir: &FsPath) -> UploadOptions {
         UploadOptions {

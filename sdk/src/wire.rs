@@ -199,7 +199,9 @@ pub const STAGE_URL_TTL_SECS: u64 = 15 * 60;
 /// on the table. The objects that go are those no retained version of the table names in a
 /// FILE column and that were last written more than the replica's stage grace ago (its
 /// `--stage-gc-grace-secs`), and what uploads that never completed left behind as long
-/// ago. SQL `VACUUM ns.t` does the same and answers the objects removed as `count`.
+/// ago; S3 multipart uploads never completed and last written that long ago are aborted. SQL
+/// `VACUUM ns.t` does the same and answers the objects removed plus the uploads aborted as
+/// `count`.
 pub const ACTION_STAGE_GC: &str = "lake.stage_gc";
 
 /// Which table's stage to collect, and whether only to say what would go.
@@ -245,6 +247,29 @@ pub struct StageGcResult {
     /// Objects kept because they were written within the grace period.
     #[prost(uint64, tag = "4")]
     pub recent: u64,
+    /// S3 multipart uploads never completed and last written (started, or sent a part)
+    /// more than the grace period ago, aborted (a dry run: that would be aborted); S3 then frees their parts.
+    #[prost(message, repeated, tag = "5")]
+    pub aborted: Vec<StageGcUpload>,
+    /// Unfinished multipart uploads kept because they were written within the grace
+    /// period (they may still complete or resume).
+    #[prost(uint64, tag = "6")]
+    pub recent_uploads: u64,
+}
+
+/// One unfinished S3 multipart upload a [`StageGcRequest`] aborted (or, in a dry run,
+/// would abort).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct StageGcUpload {
+    /// The URI of the object the upload would have created.
+    #[prost(string, tag = "1")]
+    pub uri: String,
+    /// The bytes of its parts.
+    #[prost(uint64, tag = "2")]
+    pub bytes: u64,
+    /// When it was last written (started, or sent a part), Unix milliseconds.
+    #[prost(int64, tag = "3")]
+    pub last_active_ms: i64,
 }
 
 /// What a client needs to know about a table beyond its Arrow schema.

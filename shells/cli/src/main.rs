@@ -107,8 +107,9 @@ enum Command {
     },
     /// Collect the garbage of a table's managed stage: remove the objects no retained
     /// version of the table names and that were last written more than the replica's
-    /// --stage-gc-grace-secs ago (and what unfinished uploads left as long ago). Prints one
-    /// line per object and the total bytes. Needs write on the table.
+    /// --stage-gc-grace-secs ago (and what unfinished uploads left as long ago), and abort
+    /// the S3 multipart uploads started as long ago and never completed. Prints one line
+    /// per object or upload and the total bytes. Needs write on the table.
     Gc {
         #[command(flatten)]
         replica: Replica,
@@ -581,17 +582,23 @@ async fn gc(replica: &Replica, table: &str, dry_run: bool) -> anyhow::Result<()>
     for object in &result.removed {
         println!("{}\t{}", object.bytes, object.uri);
     }
+    for upload in &result.aborted {
+        println!("{}\t{}\t(unfinished upload)", upload.bytes, upload.uri);
+    }
     let bytes: u64 = result.removed.iter().map(|o| o.bytes).sum();
+    let upload_bytes: u64 = result.aborted.iter().map(|u| u.bytes).sum();
+    let (remove, abort) = if result.applied {
+        ("removed", "aborted")
+    } else {
+        ("would remove", "would abort")
+    };
     println!(
-        "{} {} objects ({bytes} bytes); kept {} named by a retained version and {} written within the grace period",
-        if result.applied {
-            "removed"
-        } else {
-            "would remove"
-        },
+        "{remove} {} objects ({bytes} bytes) and {abort} {} unfinished uploads ({upload_bytes} bytes); kept {} named by a retained version, and {} objects and {} unfinished uploads written within the grace period",
         result.removed.len(),
+        result.aborted.len(),
         result.referenced,
-        result.recent
+        result.recent,
+        result.recent_uploads
     );
     Ok(())
 }

@@ -5,7 +5,8 @@
 //! Query and Metasrv receive none of them. The SDK and the CLI reach the stage through the
 //! replica's grants (presigned URLs per request): `lake file put/get` run with no storage
 //! credentials at all, a reader reads but cannot upload, a stranger can do neither, and
-//! malformed stage requests are refused by name. moto does not verify part checksums, so every
+//! malformed stage requests are refused by name. Stage garbage collection aborts multipart
+//! uploads left unfinished past its grace. moto does not verify part checksums, so every
 //! check here reads the stored bytes back and compares them with the source.
 
 mod common;
@@ -379,6 +380,7 @@ async fn s3_uploads_resume_after_a_crash_and_presign() {
 
     refused_stage_requests(replica.addr, stage.uri(), &sha256).await;
     grants_decide_stage_access(&metasrv, &bucket, &file).await;
+    stage_gc_aborts_unfinished_uploads(&metasrv, &bucket, replica.addr).await;
 
     // Bytes replaced behind Lake's back (same length) fail the verified read.
     let s3 = object_store::aws::AmazonS3Builder::from_env()
@@ -906,6 +908,167 @@ async fn grants_decide_stage_access(metasrv: &Metasrv, bucket: &str, file: &lake
         ),
         "{refused:?}"
     );
+}
+
+/// Stage garbage collection aborts S3 multipart uploads left unfinished longer than the
+/// grace (S3 keeps, and bills, their parts until then, and object listings never show
+/// them): an upload that crashed after two parts is kept by a replica whose grace has not
+/// passed, listed with its bytes by a dry run and aborted by `VACUUM` on a replica whose
+/// grace is 0; resuming it then fails, and a new upload starts over. `default_replica` keeps the default grace (1 day).
+async fn stage_gc_aborts_unfinished_uploads(
+    metasrv: &Metasrv,
+    bucket: &str,
+    default_replica: std::net::SocketAddr,
+) {
+    let mut patient = LakeClient::connect(&format!("http://{default_replica}"))
+        .await
+        .expect("sdk");
+    patient
+        .sql("CREATE TABLE clips (id BIGINT NOT NULL, clip FILE)")
+        .await
+        .expect("create");
+    let stage = patient.stage("clips").await.expect("stage");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let source = dir.path().join("clip.mp4");
+    let original = bytes(PART_SIZE_MIN * 3 + 77, 7);
+    std::fs::write(&source, &original).expect("write");
+    let checkpoints = dir.path().join("checkpoints");
+    let options = |progress: Option<lake_sdk::stage::ProgressFn>| UploadOptions {
+        part_size: PART_SIZE_MIN,
+        concurrency: 1,
+        checkpoint_dir: Some(checkpoints.clone()),
+        progress,
+        force: false,
+    };
+    let crashing = options(Some(Arc::new(|p| {
+        if let Progress::Uploading { done, .. } = p
+            && done >= 2 * PART_SIZE_MIN as u64
+        {
+            panic!("simulated crash after two parts");
+        }
+    })));
+    let crash = tokio::spawn({
+        let (stage, source) = (stage.clone(), source.clone());
+        async move { stage.upload_path(&source, "video/mp4", &crashing).await }
+    })
+    .await;
+    assert!(
+        crash.is_err_and(|e| e.is_panic()),
+        "the upload should have died"
+    );
+    let direct = lake_sdk::Stage::open(stage.uri()).expect("stage with the bucket's credentials");
+    let unfinished = direct
+        .list_unfinished_uploads()
+        .await
+        .expect("list uploads");
+    assert_eq!(unfinished.len(), 1, "{unfinished:?}");
+    assert_eq!(
+        unfinished[0].bytes,
+        2 * PART_SIZE_MIN as u64,
+        "{unfinished:?}"
+    );
+    // moto answers a fixed 2010 `Initiated`; the parts' `LastModified` are real.
+    let hour_ago = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+        - 3_600_000;
+    assert!(unfinished[0].last_active_ms > hour_ago, "{unfinished:?}");
+    assert!(
+        unfinished[0].key.starts_with("sha256/") && unfinished[0].uri.ends_with(&unfinished[0].key),
+        "{unfinished:?}"
+    );
+    assert!(
+        direct.list_objects().await.expect("list").is_empty(),
+        "an unfinished upload is an object"
+    );
+
+    // Within the default grace (1 day) nothing goes.
+    let kept = patient
+        .collect_stage_garbage("clips", false)
+        .await
+        .expect("gc");
+    assert!(kept.aborted.is_empty(), "{kept:?}");
+    assert_eq!(kept.recent_uploads, 1, "{kept:?}");
+    assert_eq!(
+        direct.list_unfinished_uploads().await.expect("list").len(),
+        1
+    );
+
+    // Past the grace: a dry run lists it with its bytes, VACUUM aborts it.
+    let hasty = replica(
+        metasrv,
+        bucket,
+        &lake::embedded::ReplicaOptions {
+            maintenance: lake_query::dataset::Maintenance {
+                stage_gc_grace_ms: 0,
+                ..lake_query::dataset::Maintenance::DEFAULT
+            },
+            ..Default::default()
+        },
+    )
+    .await;
+    let mut lake = LakeClient::connect(&format!("http://{}", hasty.addr))
+        .await
+        .expect("sdk");
+    let dry = lake
+        .collect_stage_garbage("clips", true)
+        .await
+        .expect("dry run");
+    assert!(!dry.applied && dry.removed.is_empty(), "{dry:?}");
+    assert_eq!(dry.aborted.len(), 1, "{dry:?}");
+    assert_eq!(dry.aborted[0].uri, unfinished[0].uri);
+    assert_eq!(dry.aborted[0].bytes, 2 * PART_SIZE_MIN as u64);
+    assert_eq!(dry.aborted[0].last_active_ms, unfinished[0].last_active_ms);
+    assert_eq!(
+        direct.list_unfinished_uploads().await.expect("list"),
+        unfinished,
+        "a dry run aborted something"
+    );
+    let vacuum = lake.sql("VACUUM clips").await.expect("vacuum");
+    let count = vacuum[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .expect("count")
+        .value(0);
+    assert_eq!(count, 1, "VACUUM counts the aborted upload");
+    assert!(
+        direct
+            .list_unfinished_uploads()
+            .await
+            .expect("list")
+            .is_empty(),
+        "VACUUM left the upload"
+    );
+
+    // The checkpoint names an upload S3 no longer has: resuming it fails. (S3 answers
+    // 404 NoSuchUpload, on which the SDK drops the checkpoint, as a unit test of
+    // `upload_is_gone` checks; moto answers 500, an unknown upload id being a KeyError
+    // there, so that recovery is not reached here.) A new upload starts over.
+    let resumed = stage
+        .upload_path(&source, "video/mp4", &options(None))
+        .await;
+    assert!(resumed.is_err(), "an aborted upload resumed: {resumed:?}");
+    let again = stage
+        .upload_path(
+            &source,
+            "video/mp4",
+            &UploadOptions {
+                checkpoint_dir: None,
+                ..options(None)
+            },
+        )
+        .await
+        .expect("upload again");
+    assert_eq!((again.resumed_parts, again.sent_parts), (0, 4), "{again:?}");
+    let back: Vec<bytes::Bytes> = lake
+        .open_file(&again.file)
+        .await
+        .expect("open")
+        .try_collect()
+        .await
+        .expect("read");
+    assert!(back.concat() == original, "the new upload's bytes differ");
 }
 
 /// A Query replica over `metasrv` (served on a port of its own) and an S3 warehouse in

@@ -1562,7 +1562,8 @@ impl Engine {
     }
 
     /// Removes every object of the managed stage of table `id`, a dropped table's
-    /// ([`Self::collect_dropped_tables`]); an empty or absent stage is nothing to do.
+    /// ([`Self::collect_dropped_tables`]), after aborting its unfinished multipart uploads;
+    /// an empty or absent stage is nothing to do.
     ///
     /// # Errors
     /// [`QueryError::Unavailable`] when the stage's store fails.
@@ -1575,6 +1576,9 @@ impl Engine {
             ))
         };
         let stage = lake_sdk::Stage::open(&uri).map_err(failed)?;
+        for upload in stage.list_unfinished_uploads().await.map_err(failed)? {
+            stage.abort_upload(&upload).await.map_err(failed)?;
+        }
         let objects = stage.list_objects().await.map_err(failed)?;
         for object in &objects {
             stage.delete_object(object).await.map_err(failed)?;
@@ -1594,7 +1598,9 @@ impl Engine {
     /// [`lake_sdk::wire::ACTION_STAGE_GC`]): the objects that no version Metasrv retains
     /// names in a FILE column ([`Datasets::referenced_files`]) and that were last written
     /// more than [`crate::dataset::Maintenance::stage_gc_grace_ms`] ago, and the leftovers
-    /// of uploads that never completed, as old. The retained versions are read again after
+    /// of uploads that never completed, as old; S3 multipart uploads never completed and
+    /// last written (started, or sent a part) as long ago are aborted ([`lake_sdk::Stage::list_unfinished_uploads`]), so
+    /// S3 frees their parts. The retained versions are read again after
     /// the listing, so a version committed meanwhile keeps what it names. `dry_run`: only
     /// say what would go. Needs write on the table.
     ///
@@ -1637,6 +1643,7 @@ impl Engine {
             .referenced_files(&table, &mut scanned, &mut referenced)
             .await?;
         let listed = stage.list_objects().await.map_err(stage_store)?;
+        let uploads = stage.list_unfinished_uploads().await.map_err(stage_store)?;
         if !dry_run {
             // What commits while the stage was listed keeps what it names.
             let table = self.table_now(&meta).await?;
@@ -1674,10 +1681,25 @@ impl Engine {
                 last_modified_ms: object.last_modified_ms,
             });
         }
+        for upload in uploads {
+            if upload.last_active_ms > cutoff {
+                result.recent_uploads += 1;
+                continue;
+            }
+            if !dry_run {
+                stage.abort_upload(&upload).await.map_err(stage_store)?;
+            }
+            result.aborted.push(lake_sdk::wire::StageGcUpload {
+                uri: upload.uri,
+                bytes: upload.bytes,
+                last_active_ms: upload.last_active_ms,
+            });
+        }
         tracing::info!(
             by = access.name().unwrap_or("anonymous"),
             table = %shown,
             dry_run,
+            aborted_uploads = result.aborted.len(),
             removed = result.removed.len(),
             bytes = result.removed.iter().map(|o| o.bytes).sum::<u64>(),
             referenced = result.referenced,
@@ -1813,7 +1835,8 @@ impl Engine {
                     let collected = self
                         .collect_stage_garbage(access, &namespace, &name, false)
                         .await?;
-                    Ok(i64::try_from(collected.removed.len()).unwrap_or(i64::MAX))
+                    let count = collected.removed.len() + collected.aborted.len();
+                    Ok(i64::try_from(count).unwrap_or(i64::MAX))
                 }
             };
         }

@@ -985,8 +985,8 @@ impl FlightSqlService for LakeFlightService {
             Ok(arrow_flight::ActionType {
                 r#type: ACTION_STAGE_GC.into(),
                 description: "Collect a table's stage garbage: the objects no retained \
-                version names, older than the replica's grace; or, as a dry run, list them \
-                (body: lake.v1.StageGcRequest; result: lake.v1.StageGcResult)"
+                version names, older than the replica's grace, and the S3 multipart uploads \
+                unfinished for as long; or, as a dry run, list them (body: lake.v1.StageGcRequest; result: lake.v1.StageGcResult)"
                     .into(),
             }),
             Ok(arrow_flight::ActionType {

@@ -169,7 +169,8 @@ def test_an_object_written_within_the_grace_period_stays(tmp_path):
             lake(server.endpoint, tmp_path, "file", "put", "ns.f", str(path))
             removed, summary = gc(server.endpoint, tmp_path)
             assert removed == set(), summary
-            assert summary.endswith("kept 0 named by a retained version and 1 written within the grace period")
+            assert summary.endswith(
+                "kept 0 named by a retained version, and 1 objects and 0 unfinished uploads written within the grace period")
             assert LocalStages(server.data_dir).objects() == {sha256_of(path)}
     finally:
         server.stop()
