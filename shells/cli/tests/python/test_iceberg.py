@@ -571,3 +571,59 @@ def test_an_iceberg_table_on_s3_reads_with_the_storage_settings(tmp_path):
         rest.shutdown()
         if moto is not None:
             moto.kill()
+
+
+def test_one_large_data_file_is_read_by_every_partition_and_each_row_once(tmp_path):
+    # One 19 MB data file of 15 row groups (pyiceberg's single append): Lake cuts it into
+    # byte ranges so both partitions read it; every row group must be read by exactly one
+    # range, and position deletes (by row position in the file) must still hit the rows
+    # they name wherever the cut falls.
+    import numpy as np
+    from merge_on_read import POS_FILE_PATH_ID, POS_ID, commit_deletes, write_parquet
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.typedef import Record
+
+    n = 1_500_000
+    writer = sql_catalog(tmp_path)
+    writer.create_namespace("big")
+    x = np.random.default_rng(7).integers(-2**62, 2**62, n, dtype=np.int64)
+    data = pa.table({"id": pa.array(np.arange(n, dtype=np.int64)), "x": pa.array(x)})
+    table = writer.create_table("big.wide", schema=data.schema,
+                                properties={"format-version": "2", "write.parquet.row-group-limit": "100000"})
+    table.append(data)
+    table.refresh()
+    whole = table.current_snapshot().snapshot_id
+    (task,) = table.scan().plan_files()
+    assert task.file.file_size_in_bytes > 16 << 20, task.file.file_size_in_bytes
+    deleted = [0, 99_999, 100_000, 749_999, 750_000, 750_123, n - 1]
+    pos_path = f"{table.location()}/data/pos-deletes.parquet"
+    positions = pa.table({"file_path": [task.file.file_path] * len(deleted), "pos": deleted}, schema=pa.schema([
+        pa.field("file_path", pa.string(), nullable=False, metadata={"PARQUET:field_id": str(POS_FILE_PATH_ID)}),
+        pa.field("pos", pa.int64(), nullable=False, metadata={"PARQUET:field_id": str(POS_ID)})]))
+    size = write_parquet(pos_path, positions)
+    commit_deletes(table, DataFile.from_args(
+        _table_format_version=2, content=DataFileContent.POSITION_DELETES, file_path=pos_path,
+        file_format=FileFormat.PARQUET, partition=Record(), record_count=len(deleted), file_size_in_bytes=size),
+        "position deletes across the cut")
+
+    rest = serve(tmp_path, 0, "big", "big", None, None)
+    server, data_dir = start_lake({"LAKE_ICEBERG_REST_URI": f"http://127.0.0.1:{rest.server_address[1]}",
+                                   "LAKE_ICEBERG_WAREHOUSE": "big"})
+    summary = ("SELECT count(*) AS n, count(x) AS nx, sum(id) AS s, count(DISTINCT id) AS d, "
+               "min(x) AS lo, max(x) AS hi FROM iceberg.big.wide")
+    try:
+        with flightsql.connect(server.uri, autocommit=True) as c:
+            got = query(c, f"{summary} VERSION AS OF {whole} WHERE x <> 0").to_pylist()
+            assert got == [{"n": n, "nx": n, "s": n * (n - 1) // 2, "d": n,
+                            "lo": int(x.min()), "hi": int(x.max())}], got
+            kept = np.delete(np.arange(n), deleted)
+            got = query(c, summary).to_pylist()
+            assert got == [{"n": len(kept), "nx": len(kept), "s": int(kept.sum()), "d": len(kept),
+                            "lo": int(np.delete(x, deleted).min()), "hi": int(np.delete(x, deleted).max())}], got
+            listed = ", ".join(str(i) for i in deleted + [1, 100_001, n - 2])
+            got = query(c, f"SELECT id FROM iceberg.big.wide WHERE id IN ({listed}) ORDER BY id").to_pylist()
+            assert got == [{"id": 1}, {"id": 100_001}, {"id": n - 2}], got
+    finally:
+        server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+        rest.shutdown()

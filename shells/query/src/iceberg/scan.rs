@@ -7,9 +7,10 @@
 //! * Filters reach the scan only where their translation is exact ([`super::predicate`]);
 //!   DataFusion filters every row again.
 //! * The snapshot's file scan tasks are planned once per execution (not at planning, so
-//!   GetFlightInfo reads no manifests) and spread over the session's target partitions,
-//!   largest files first onto the least-loaded partition; each partition reads its files
-//!   one after another.
+//!   GetFlightInfo reads no manifests), Parquet files larger than their share cut into
+//!   byte ranges of whole row groups, and spread over the session's target partitions,
+//!   largest first onto the least-loaded partition; each partition reads its ranges one
+//!   after another.
 //! * Every data and delete file must lie under the table's location, its
 //!   `write.data.path`, or a configured allowed prefix (where migrated files stay): a table
 //!   whose manifests name other files (a server-local `file:///etc/…`) fails instead of
@@ -39,6 +40,7 @@ use datafusion::physical_plan::{
 use futures::{StreamExt, TryStreamExt};
 use iceberg::expr::Predicate;
 use iceberg::scan::FileScanTask;
+use iceberg::spec::DataFileFormat;
 use iceberg::table::Table;
 use tokio::sync::OnceCell;
 
@@ -229,7 +231,7 @@ impl SnapshotFiles {
                 }
             }
         }
-        Ok(spread(tasks, self.partitions))
+        Ok(spread(split(tasks, self.partitions), self.partitions))
     }
 }
 
@@ -260,19 +262,67 @@ fn under(root: &str, file: &str) -> bool {
         .is_some_and(|rest| !rest.is_empty() && !rest.split('/').any(|s| s == ".." || s == "."))
 }
 
-/// `tasks` over `partitions` lists: largest file first, each onto the partition with the
-/// fewest bytes so far (ties to the lowest index), so the split is deterministic.
+/// The smallest byte range a Parquet data file is split into for reading on more than one
+/// partition: a piece costs one more footer read (a GET on object storage), so below this
+/// a second core gains less than that.
+const SPLIT_BYTES_MIN: u64 = 8 << 20;
+
+/// `tasks` with each Parquet data file larger than its share of the bytes cut into byte
+/// ranges (Iceberg's split planning, as Spark's `read.split.target-size` does; here the
+/// target is the scan's bytes over `partitions`, at least [`SPLIT_BYTES_MIN`]), so one
+/// large file is read by every partition instead of one. iceberg-rust's reader reads the
+/// row groups whose midpoint lies in a task's `[start, start + length)`, so every row
+/// group is read by exactly one piece and position deletes still apply by file position.
+/// A piece's `record_count` is unknown (`None`).
+fn split(tasks: Vec<FileScanTask>, partitions: usize) -> Vec<FileScanTask> {
+    let range = |t: &FileScanTask| match (t.start, t.length) {
+        (0, 0) => (0, t.file_size_in_bytes),
+        range => range,
+    };
+    let total: u64 = tasks.iter().map(|t| range(t).1).sum();
+    let target = total
+        .div_ceil(partitions.max(1) as u64)
+        .max(SPLIT_BYTES_MIN);
+    let mut out = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        let (start, length) = range(&task);
+        let pieces = length.div_ceil(target);
+        if pieces <= 1 || task.data_file_format != DataFileFormat::Parquet {
+            out.push(task);
+            continue;
+        }
+        for k in 0..pieces {
+            let from = start + length * k / pieces;
+            let to = start + length * (k + 1) / pieces;
+            out.push(FileScanTask {
+                start: from,
+                length: to - from,
+                record_count: None,
+                ..task.clone()
+            });
+        }
+    }
+    out
+}
+
+/// `tasks` over `partitions` lists: largest byte range first, each onto the partition with
+/// the fewest bytes so far (ties to the lowest index), so the split is deterministic.
 fn spread(mut tasks: Vec<FileScanTask>, partitions: usize) -> Vec<Vec<FileScanTask>> {
     let partitions = partitions.max(1);
+    let bytes = |t: &FileScanTask| match t.length {
+        0 => t.file_size_in_bytes,
+        length => length,
+    };
     tasks.sort_by(|a, b| {
-        b.file_size_in_bytes
-            .cmp(&a.file_size_in_bytes)
+        bytes(b)
+            .cmp(&bytes(a))
             .then_with(|| a.data_file_path.cmp(&b.data_file_path))
+            .then_with(|| a.start.cmp(&b.start))
     });
     let mut out: Vec<(u64, Vec<FileScanTask>)> = vec![(0, Vec::new()); partitions];
     for task in tasks {
-        if let Some((bytes, list)) = out.iter_mut().min_by_key(|(bytes, _)| *bytes) {
-            *bytes += task.file_size_in_bytes;
+        if let Some((sum, list)) = out.iter_mut().min_by_key(|(sum, _)| *sum) {
+            *sum += bytes(&task);
             list.push(task);
         }
     }
@@ -410,5 +460,115 @@ mod tests {
         ] {
             assert!(!under(root, outside), "{outside}");
         }
+    }
+
+    fn task(path: &str, bytes: u64, format: DataFileFormat) -> FileScanTask {
+        FileScanTask::builder()
+            .with_file_size_in_bytes(bytes)
+            .with_start(0)
+            .with_length(bytes)
+            .with_record_count(Some(1000))
+            .with_data_file_path(path.to_string())
+            .with_data_file_format(format)
+            .with_schema(Arc::new(
+                iceberg::spec::Schema::builder().build().expect("schema"),
+            ))
+            .with_project_field_ids(vec![1])
+            .with_case_sensitive(true)
+            .build()
+    }
+
+    /// A task as (path, start, length, record_count).
+    type Shown = (String, u64, u64, Option<u64>);
+
+    /// Each task of each partition, as [`Shown`].
+    fn shown(partitions: &[Vec<FileScanTask>]) -> Vec<Vec<Shown>> {
+        partitions
+            .iter()
+            .map(|p| {
+                p.iter()
+                    .map(|t| (t.data_file_path.clone(), t.start, t.length, t.record_count))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_large_file_is_cut_into_byte_ranges_that_cover_it_once() {
+        const MIB: u64 = 1 << 20;
+        let planned = spread(
+            split(vec![task("big", 100 * MIB + 1, DataFileFormat::Parquet)], 2),
+            2,
+        );
+        assert_eq!(
+            shown(&planned),
+            [
+                vec![("big".to_string(), 50 * MIB, 50 * MIB + 1, None)],
+                vec![("big".to_string(), 0, 50 * MIB, None)],
+            ]
+        );
+        // Three partitions, a file of 20 MiB and one of 3 MiB: a third of 23 MiB is below
+        // the minimum, so the target is 8 MiB: the big file is cut into three equal pieces
+        // and the small one stays whole.
+        let planned = split(
+            vec![
+                task("a", 20 * MIB, DataFileFormat::Parquet),
+                task("b", 3 * MIB, DataFileFormat::Parquet),
+            ],
+            3,
+        );
+        let ranges: Vec<(&str, u64, u64)> = planned
+            .iter()
+            .map(|t| (t.data_file_path.as_str(), t.start, t.length))
+            .collect();
+        let third = 20 * MIB / 3;
+        assert_eq!(
+            ranges,
+            [
+                ("a", 0, third),
+                ("a", third, 2 * 20 * MIB / 3 - third),
+                ("a", 2 * 20 * MIB / 3, 20 * MIB - 2 * 20 * MIB / 3),
+                ("b", 0, 3 * MIB)
+            ]
+        );
+        assert_eq!(
+            planned[3].record_count,
+            Some(1000),
+            "a whole file keeps its count"
+        );
+        // Every byte of each file belongs to exactly one piece.
+        let covered: u64 = planned
+            .iter()
+            .filter(|t| t.data_file_path == "a")
+            .map(|t| t.length)
+            .sum();
+        assert_eq!(covered, 20 * MIB);
+        // One partition, small files, or another format: nothing is cut.
+        for (tasks, partitions) in [
+            (vec![task("big", 100 * MIB, DataFileFormat::Parquet)], 1),
+            (
+                vec![task("small", SPLIT_BYTES_MIN, DataFileFormat::Parquet)],
+                4,
+            ),
+            (vec![task("orc", 100 * MIB, DataFileFormat::Orc)], 2),
+        ] {
+            let whole = tasks.clone();
+            assert_eq!(split(tasks, partitions), whole);
+        }
+    }
+
+    #[test]
+    fn ranges_spread_largest_first_onto_the_least_loaded_partition() {
+        let tasks = vec![
+            task("c", 10, DataFileFormat::Parquet),
+            task("a", 30, DataFileFormat::Parquet),
+            task("b", 25, DataFileFormat::Parquet),
+            task("d", 10, DataFileFormat::Parquet),
+        ];
+        let names: Vec<Vec<String>> = spread(tasks, 2)
+            .iter()
+            .map(|p| p.iter().map(|t| t.data_file_path.clone()).collect())
+            .collect();
+        assert_eq!(names, [vec!["a", "d"], vec!["b", "c"]]);
     }
 }
