@@ -7,8 +7,8 @@
 //! * Filters reach the scan only where their translation is exact ([`super::predicate`]);
 //!   DataFusion filters every row again.
 //! * The snapshot's file scan tasks are planned once per execution (not at planning, so
-//!   GetFlightInfo reads no manifests), Parquet files larger than their share cut into
-//!   byte ranges of whole row groups, and spread over the session's target partitions,
+//!   GetFlightInfo reads no manifests), Parquet files of 1.5 times their share or more cut
+//!   into byte ranges of whole row groups, and spread over the session's target partitions,
 //!   largest first onto the least-loaded partition; each partition reads its ranges one
 //!   after another.
 //! * Every data and delete file must lie under the table's location, its
@@ -267,10 +267,10 @@ fn under(root: &str, file: &str) -> bool {
 /// a second core gains less than that.
 const SPLIT_BYTES_MIN: u64 = 8 << 20;
 
-/// `tasks` with each Parquet data file larger than its share of the bytes cut into byte
-/// ranges (Iceberg's split planning, as Spark's `read.split.target-size` does; here the
-/// target is the scan's bytes over `partitions`, at least [`SPLIT_BYTES_MIN`]), so one
-/// large file is read by every partition instead of one. iceberg-rust's reader reads the
+/// `tasks` with each Parquet data file of one and a half times its share of the bytes or
+/// more cut into byte ranges of about that share (Iceberg's split planning, as Spark's
+/// `read.split.target-size` does; here the share is the scan's bytes over `partitions`, at
+/// least [`SPLIT_BYTES_MIN`]), so one large file is read by every partition instead of one. iceberg-rust's reader reads the
 /// row groups whose midpoint lies in a task's `[start, start + length)`, so every row
 /// group is read by exactly one piece and position deletes still apply by file position.
 /// A piece's `record_count` is unknown (`None`).
@@ -286,7 +286,9 @@ fn split(tasks: Vec<FileScanTask>, partitions: usize) -> Vec<FileScanTask> {
     let mut out = Vec::with_capacity(tasks.len());
     for task in tasks {
         let (start, length) = range(&task);
-        let pieces = length.div_ceil(target);
+        // Rounded: a file barely over its share stays whole (the cut would only move a
+        // row group from one partition to another and cost a footer read).
+        let pieces = (length + target / 2) / target;
         if pieces <= 1 || task.data_file_format != DataFileFormat::Parquet {
             out.push(task);
             continue;
@@ -543,8 +545,16 @@ mod tests {
             .map(|t| t.length)
             .sum();
         assert_eq!(covered, 20 * MIB);
-        // One partition, small files, or another format: nothing is cut.
+        // One partition, small files, files barely over their share (two files of 85 and
+        // 77 MB on two partitions), or another format: nothing is cut.
         for (tasks, partitions) in [
+            (
+                vec![
+                    task("f0", 85 * MIB, DataFileFormat::Parquet),
+                    task("f1", 77 * MIB, DataFileFormat::Parquet),
+                ],
+                2,
+            ),
             (vec![task("big", 100 * MIB, DataFileFormat::Parquet)], 1),
             (
                 vec![task("small", SPLIT_BYTES_MIN, DataFileFormat::Parquet)],
