@@ -108,8 +108,9 @@ enum Command {
     /// Collect the garbage of a table's managed stage: remove the objects no retained
     /// version of the table names and that were last written more than the replica's
     /// --stage-gc-grace-secs ago (and what unfinished uploads left as long ago), and abort
-    /// the S3 multipart uploads started as long ago and never completed. Prints one line
-    /// per object or upload and the total bytes. Needs write on the table.
+    /// the S3 multipart uploads never completed and last written (started, or sent a part)
+    /// as long ago. Prints one line per object or upload and the total bytes. Needs write
+    /// on the table.
     Gc {
         #[command(flatten)]
         replica: Replica,

@@ -1599,9 +1599,10 @@ impl Engine {
     /// names in a FILE column ([`Datasets::referenced_files`]) and that were last written
     /// more than [`crate::dataset::Maintenance::stage_gc_grace_ms`] ago, and the leftovers
     /// of uploads that never completed, as old; S3 multipart uploads never completed and
-    /// last written (started, or sent a part) as long ago are aborted ([`lake_sdk::Stage::list_unfinished_uploads`]), so
-    /// S3 frees their parts. The retained versions are read again after
-    /// the listing, so a version committed meanwhile keeps what it names. `dry_run`: only
+    /// last written (started, or sent a part) as long ago are aborted
+    /// ([`lake_sdk::Stage::list_unfinished_uploads`]), so S3 frees their parts. The
+    /// retained versions are read again after the listing, so a version committed
+    /// meanwhile keeps what it names. `dry_run`: only
     /// say what would go. Needs write on the table.
     ///
     /// A FILE value names an object of its own table's stage only, and an append checks
