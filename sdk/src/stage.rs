@@ -712,10 +712,7 @@ impl Stage {
                 self.uri
             )));
         };
-        let mut key = self.prefix.clone();
-        for part in upload.key.split('/') {
-            key = key.join(part);
-        }
+        let key = self.under(&upload.key);
         match multipart.abort_multipart(&key, &upload.upload_id).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(store_error(&self.uri, e)),
@@ -728,14 +725,18 @@ impl Stage {
     /// # Errors
     /// [`SdkError::Storage`] when the store refuses.
     pub async fn delete_object(&self, object: &StagedObject) -> Result<(), SdkError> {
-        let mut key = self.prefix.clone();
-        for part in object.key.split('/') {
-            key = key.join(part);
-        }
+        let key = self.under(&object.key);
         match self.store().delete(&key).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(store_error(&self.uri, e)),
         }
+    }
+
+    /// The store path of `key`, a `/`-separated key under the stage (as
+    /// [`StagedObject::key`] and [`UnfinishedUpload::key`] give it).
+    fn under(&self, key: &str) -> Path {
+        key.split('/')
+            .fold(self.prefix.clone(), |path, part| path.join(part))
     }
 
     fn key(&self, sha256: &str) -> Path {

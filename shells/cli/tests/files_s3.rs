@@ -221,14 +221,10 @@ async fn s3_uploads_resume_after_a_crash_and_presign() {
     let file = resumed.file;
 
     // Read back in full (verified) and by range, byte-exact.
-    let chunks: Vec<bytes::Bytes> = lake
-        .open_file(&file)
-        .await
-        .expect("open")
-        .try_collect()
-        .await
-        .expect("read");
-    assert!(chunks.concat() == original, "the stored object differs");
+    assert!(
+        read_all(&lake, &file).await == original,
+        "the stored object differs"
+    );
     let range = lake
         .read_range(&file, PART_SIZE_MIN as u64 - 5..PART_SIZE_MIN as u64 + 5)
         .await
@@ -1061,14 +1057,22 @@ async fn stage_gc_aborts_unfinished_uploads(
         .await
         .expect("upload again");
     assert_eq!((again.resumed_parts, again.sent_parts), (0, 4), "{again:?}");
-    let back: Vec<bytes::Bytes> = lake
-        .open_file(&again.file)
+    assert!(
+        read_all(&lake, &again.file).await == original,
+        "the new upload's bytes differ"
+    );
+}
+
+/// Every byte of `file`, read (and verified) through `lake`.
+async fn read_all(lake: &LakeClient, file: &lake_sdk::FileRef) -> Vec<u8> {
+    let chunks: Vec<bytes::Bytes> = lake
+        .open_file(file)
         .await
         .expect("open")
         .try_collect()
         .await
         .expect("read");
-    assert!(back.concat() == original, "the new upload's bytes differ");
+    chunks.concat()
 }
 
 /// A Query replica over `metasrv` (served on a port of its own) and an S3 warehouse in
