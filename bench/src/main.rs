@@ -156,6 +156,11 @@ enum Section {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    if let Some(Internal::Serve { .. }) = &args.command {
+        // The replica as `lake serve` runs it; the peers (pylance) keep Lance's default.
+        // SAFETY: no thread has been started yet.
+        unsafe { lake_query::dataset::size_lance_compute_pool() };
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -267,6 +267,8 @@ enum Format {
 }
 
 fn main() -> anyhow::Result<()> {
+    // SAFETY: no thread has been started yet.
+    unsafe { lake_query::dataset::size_lance_compute_pool() };
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)

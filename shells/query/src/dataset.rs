@@ -1318,6 +1318,23 @@ impl Datasets {
     }
 }
 
+/// Sizes Lance's compute pool (the threads that encode pages and train indexes) to this
+/// machine's cores, by setting `LANCE_CPU_THREADS`, unless the environment sets it. Lance's
+/// default reserves two cores for I/O and so leaves a 2-core replica one encoding thread;
+/// a replica does its I/O on tokio. With two, SF 1 lineitem appends went from about 1.3 to
+/// 1.6 M rows/s and TPC-H did not change (`lake-bench`, bench/README.md "Round 5").
+///
+/// # Safety
+/// Call it first thing in `main`, before any thread is started: it changes the process
+/// environment (`std::env::set_var`).
+pub unsafe fn size_lance_compute_pool() {
+    if std::env::var_os("LANCE_CPU_THREADS").is_none() {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        // SAFETY: the caller guarantees no other thread runs yet.
+        unsafe { std::env::set_var("LANCE_CPU_THREADS", cores.to_string()) };
+    }
+}
+
 /// The rows of an append: batches of the table's schema, or the error that ends them.
 pub type RowStream = std::pin::Pin<
     Box<dyn futures::Stream<Item = Result<RecordBatch, QueryError>> + Send + 'static>,
