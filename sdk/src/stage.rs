@@ -540,10 +540,11 @@ impl Stage {
     /// The S3 multipart uploads on this stage that were started and never completed or
     /// aborted (interrupted resumable uploads, abandoned ones), oldest first, each with the
     /// bytes of its parts so far and when it was last written. Only uploads of objects
-    /// shaped like this module's (`<stage>/sha256/<sha256>`) are listed. object_store has no call for this, so it
-    /// is S3's `ListMultipartUploads` (with `prefix`) and `ListParts`, sent as requests
-    /// signed by object_store's [`Signer`] (SigV4 query parameters) with the stage's own
-    /// credentials. Up to 100 pages of 1,000 uploads; a local-filesystem stage has none.
+    /// shaped like this module's (`<stage>/sha256/<sha256>`) are listed. object_store has
+    /// no call for this, so it is S3's `ListMultipartUploads` (with `prefix`) and
+    /// `ListParts`, sent as requests signed by object_store's [`Signer`] (SigV4 query
+    /// parameters) with the stage's own credentials. Up to 100 pages of 1,000 uploads; a
+    /// local-filesystem stage has none.
     ///
     /// # Errors
     /// [`SdkError::Unsupported`] on a stage reached through a Query replica (listing needs

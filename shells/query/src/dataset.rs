@@ -1321,8 +1321,8 @@ impl Datasets {
 /// Sizes Lance's compute pool (the threads that encode pages and train indexes) to this
 /// machine's cores, by setting `LANCE_CPU_THREADS`, unless the environment sets it. Lance's
 /// default reserves two cores for I/O and so leaves a 2-core replica one encoding thread;
-/// a replica does its I/O on tokio. With two, SF 1 lineitem appends went from about 1.3 to
-/// 1.6 M rows/s and TPC-H did not change (`lake-bench`, bench/README.md "Round 5").
+/// a replica does its I/O on tokio. With two, SF 1 lineitem appends went from 1.26–1.34 to
+/// 1.71–1.78 M rows/s and TPC-H did not change (`lake-bench`, bench/README.md "Round 5").
 ///
 /// # Safety
 /// Call it first thing in `main`, before any thread is started: it changes the process
@@ -1562,6 +1562,7 @@ impl PayloadDigest {
         Ok((sender, handle))
     }
 
+    /// The digest and row count of all of `rows` (batches with rows only, as an append
     /// writes them).
     ///
     /// # Errors

@@ -1602,8 +1602,8 @@ impl Engine {
     /// last written (started, or sent a part) as long ago are aborted
     /// ([`lake_sdk::Stage::list_unfinished_uploads`]), so S3 frees their parts. The
     /// retained versions are read again after the listing, so a version committed
-    /// meanwhile keeps what it names. `dry_run`: only
-    /// say what would go. Needs write on the table.
+    /// meanwhile keeps what it names. `dry_run`: only say what would go. Needs write on the
+    /// table.
     ///
     /// A FILE value names an object of its own table's stage only, and an append checks
     /// that the object exists before it commits; an append that names an object older than

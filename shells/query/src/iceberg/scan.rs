@@ -270,9 +270,10 @@ const SPLIT_BYTES_MIN: u64 = 8 << 20;
 /// `tasks` with each Parquet data file of one and a half times its share of the bytes or
 /// more cut into byte ranges of about that share (Iceberg's split planning, as Spark's
 /// `read.split.target-size` does; here the share is the scan's bytes over `partitions`, at
-/// least [`SPLIT_BYTES_MIN`]), so one large file is read by every partition instead of one. iceberg-rust's reader reads the
-/// row groups whose midpoint lies in a task's `[start, start + length)`, so every row
-/// group is read by exactly one piece and position deletes still apply by file position.
+/// least [`SPLIT_BYTES_MIN`]), so one large file is read by every partition instead of
+/// one. iceberg-rust's reader reads the row groups whose midpoint lies in a task's
+/// `[start, start + length)`, so every row group is read by exactly one piece and position
+/// deletes still apply by file position.
 /// A piece's `record_count` is unknown (`None`).
 fn split(tasks: Vec<FileScanTask>, partitions: usize) -> Vec<FileScanTask> {
     let range = |t: &FileScanTask| match (t.start, t.length) {
