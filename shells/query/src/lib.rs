@@ -32,6 +32,7 @@ pub mod plans;
 pub mod redact;
 pub mod running;
 pub mod scan;
+pub mod similar_to;
 pub mod sql;
 pub mod ticket;
 

@@ -36,7 +36,9 @@ by blank lines; lines starting with `#` are comments (anywhere):
   - `query lake-refuses substring`: DuckDB answers; Lake refuses with an error containing
     the substring (a clear refusal rather than a wrong answer);
   - `query lake-differs reason`: both answer and the answers differ (Lake's is a known
-    DataFusion semantic, e.g. one the SQL standard leaves to the implementation);
+    DataFusion semantic, e.g. one the SQL standard leaves to the implementation, or the
+    standard's where DuckDB departs from it); pinned rows after `----` are then Lake's
+    answer alone;
   - `[iceberg]` or `[native]` right after the marker (`query lake-refuses[iceberg] …`)
     scopes it to one mode; in the other the block is an ordinary `query rowsort`.
 * Optional `----` after the SQL of a query, then one expected row per line: a value pinned
@@ -145,9 +147,10 @@ def parse(text: str, name: str = "<sql>") -> list[Block]:
                 raise ValueError(f"{name}:{start}: `query error` cannot have expected rows")
             blocks.append(Block("query", "error", sql, start, error=(m.group(3) or "").strip() or None))
         elif m.group(4):
-            if expected is not None:
-                raise ValueError(f"{name}:{start}: a recorded divergence cannot have expected rows")
-            blocks.append(Block("query", m.group(4), sql, start, error=m.group(6).strip(), scope=m.group(5)))
+            if expected is not None and m.group(4) == "lake-refuses":
+                raise ValueError(f"{name}:{start}: a recorded refusal cannot have expected rows")
+            blocks.append(Block("query", m.group(4), sql, start, error=m.group(6).strip(), scope=m.group(5),
+                                expected=expected))
         else:
             blocks.append(Block("query", m.group(2), sql, start, expected=expected))
         chunk.clear()
@@ -594,6 +597,9 @@ def compare_query(block: Block, lake_sql: str, lake, duck: DuckDB, mode: str = "
         if same_rows(lake_rows, duck_rows, False):
             return Failure("recorded difference is gone (Lake agrees now): drop the marker",
                            block.line, lake_sql, *show())
+        if block.expected is not None and not matches_expected(lake_rows, block.expected, False):
+            pinned = "\n".join("    (" + ", ".join(line) + ")" for line in block.expected) or "    (no rows)"
+            return Failure("wrong result (pinned)", block.line, lake_sql, *show(), expected=pinned)
         return None
     if block.mode == "error":
         if lake_err is None or duck_err is None:

@@ -205,6 +205,32 @@ def test_prepared_statement_with_parameters(conn):
     assert query(conn, "SELECT ? AS v", (41,)).to_pylist() == [{"v": 41}]
 
 
+def test_similar_to_follows_the_sql_standard_with_escape_clauses_and_bound_patterns(conn):
+    """SIMILAR TO as ISO 9075-2 8.6 and PostgreSQL (manual 9.7.2) define it: a whole-string
+    match, `%` / `_` wildcards, the character after the escape character literal. DuckDB
+    has no ESCAPE clause for SIMILAR TO, so these answers are pinned here rather than in
+    sql/strings.slt."""
+    values = "(VALUES ('a_c'), ('abc'), ('a#c'), ('100%'), ('1000'), ('x\ny')) AS t(v)"
+
+    def matching(pattern_sql, params=None):
+        sql = f"SELECT v FROM {values} WHERE v SIMILAR TO {pattern_sql}"
+        return sorted(r["v"] for r in query(conn, sql, params).to_pylist())
+
+    assert matching("'a_c'") == ["a#c", "a_c", "abc"]
+    assert matching("'a#_c' ESCAPE '#'") == ["a_c"]
+    assert matching("'a##c' ESCAPE '#'") == ["a#c"]
+    assert matching("'100\\%'") == ["100%"]
+    assert matching("'100%'") == ["100%", "1000"]
+    assert matching("'x%'") == ["x\ny"]  # `%` spans a line break
+    assert matching("'b'") == []  # the whole string, not a part of it
+    # A bound pattern is translated like a literal one.
+    assert matching("?", ("%c",)) == ["a#c", "a_c", "abc"]
+    with pytest.raises(flightsql.ProgrammingError) as err:
+        matching("'ab#' ESCAPE '#'")
+    assert "INVALID_ARGUMENT" in str(err.value), err.value
+    assert "ends with its escape character" in str(err.value), err.value
+
+
 def test_prepared_insert_with_several_parameter_rows(conn, unique_ns):
     query(conn, f"CREATE TABLE {unique_ns}.p (id BIGINT, name VARCHAR)")
     with conn.cursor() as cur:
