@@ -365,7 +365,7 @@ fn check_decimals(batch: &RecordBatch) -> Result<(), QueryError> {
     Ok(())
 }
 
-/// DataFusion's analyzer rules with Lake's: [`crate::similar_to::SimilarToPatterns`] and
+/// DataFusion's analyzer rules with Lake's: [`crate::patterns::Patterns`] and
 /// [`crate::exact_sums::ExactSums`] before type coercion (so the regular-expression match
 /// and arithmetic on a sum are coerced for their new types), and
 /// [`crate::checked_integers::CheckedIntegers`] and
@@ -377,7 +377,7 @@ fn analyzer_rules() -> Vec<Arc<dyn datafusion::optimizer::AnalyzerRule + Send + 
         .position(|rule| rule.name() == "type_coercion")
         .unwrap_or(rules.len());
     rules.insert(coercion, Arc::new(crate::exact_sums::ExactSums));
-    rules.insert(coercion, Arc::new(crate::similar_to::SimilarToPatterns));
+    rules.insert(coercion, Arc::new(crate::patterns::Patterns));
     rules.push(Arc::new(crate::decimal_literals::DecimalLiterals));
     rules.push(Arc::new(crate::checked_integers::CheckedIntegers));
     rules.push(Arc::new(crate::canonical_float::CanonicalFloats));

@@ -28,11 +28,11 @@ pub mod iceberg;
 pub mod index;
 pub mod jwt;
 pub mod merge;
+pub mod patterns;
 pub mod plans;
 pub mod redact;
 pub mod running;
 pub mod scan;
-pub mod similar_to;
 pub mod sql;
 pub mod ticket;
 

@@ -241,9 +241,9 @@ const INFALLIBLE_FUNCTIONS: &[&str] = &[
 /// flattened to text, so a filter that fails on the data (`10 / i` over a zero, `CAST(s AS
 /// INT)` over `'x'`, a binary column compared as text) would reach the client as an
 /// internal error. DataFusion evaluates those itself and the failure keeps its kind
-/// (INVALID_ARGUMENT). Lake's own functions (checked arithmetic, canonical floats,
-/// `SIMILAR TO`'s pattern translation) and regular-expression matches (a pattern that may
-/// not compile) stay with DataFusion too.
+/// (INVALID_ARGUMENT). Lake's own functions (checked arithmetic, canonical floats, the
+/// translation of `SIMILAR TO` and `LIKE … ESCAPE` patterns from a column) and
+/// regular-expression matches (a pattern that may not compile) stay with DataFusion too.
 fn lance_evaluates(filter: &Expr, schema: &arrow::datatypes::Schema) -> bool {
     use datafusion::logical_expr::Operator;
     !filter

@@ -205,7 +205,7 @@ def test_prepared_statement_with_parameters(conn):
     assert query(conn, "SELECT ? AS v", (41,)).to_pylist() == [{"v": 41}]
 
 
-def test_similar_to_follows_the_sql_standard_with_escape_clauses_and_bound_patterns(conn):
+def test_similar_to_and_like_follow_the_sql_standard_with_escape_clauses_and_bound_patterns(conn):
     """SIMILAR TO as ISO 9075-2 8.6 and PostgreSQL (manual 9.7.2) define it: a whole-string
     match, `%` / `_` wildcards, the character after the escape character literal. DuckDB
     has no ESCAPE clause for SIMILAR TO, so these answers are pinned here rather than in
@@ -229,6 +229,10 @@ def test_similar_to_follows_the_sql_standard_with_escape_clauses_and_bound_patte
         matching("'ab#' ESCAPE '#'")
     assert "INVALID_ARGUMENT" in str(err.value), err.value
     assert "ends with its escape character" in str(err.value), err.value
+    # LIKE with another escape character, bound too (DataFusion takes only the backslash).
+    like = f"SELECT v FROM {values} WHERE v LIKE ? ESCAPE '#'"
+    assert sorted(r["v"] for r in query(conn, like, ("a#_c",)).to_pylist()) == ["a_c"]
+    assert sorted(r["v"] for r in query(conn, like, ("%##%",)).to_pylist()) == ["a#c"]
 
 
 def test_prepared_insert_with_several_parameter_rows(conn, unique_ns):
