@@ -33,11 +33,12 @@ use datafusion_common::{
 };
 use crate::rewrite_set_comparison::build_set_comparison_subquery;
 use datafusion_expr::expr::{Exists, InSubquery, SetComparison, SetQuantifier};
-use datafusion_expr::expr_rewriter::create_col_from_scalar_expr;
+use datafusion_expr::expr_rewriter::{NamePreserver, create_col_from_scalar_expr};
 use datafusion_expr::logical_plan::{JoinType, Subquery};
 use datafusion_expr::utils::{conjunction, expr_to_columns, split_conjunction_owned};
 use datafusion_expr::{
-    BinaryExpr, Expr, ExprSchemable, Filter, LogicalPlan, LogicalPlanBuilder, Operator, exists,
+    Aggregate, BinaryExpr, Expr, ExprSchemable, Filter, LogicalPlan, LogicalPlanBuilder, Operator, Projection,
+    exists,
     in_subquery, lit, not, not_exists, not_in_subquery,
 };
 
@@ -70,8 +71,23 @@ impl OptimizerRule for DecorrelatePredicateSubquery {
             })?
             .data;
 
-        let LogicalPlan::Filter(filter) = plan else {
-            return Ok(Transformed::no(plan));
+        let filter = match plan {
+            LogicalPlan::Filter(filter) => filter,
+            LogicalPlan::Projection(projection)
+                if projection.expr.iter().any(has_subquery) =>
+            {
+                return rewrite_projection(projection, config);
+            }
+            LogicalPlan::Aggregate(aggregate)
+                if aggregate
+                    .group_expr
+                    .iter()
+                    .chain(&aggregate.aggr_expr)
+                    .any(has_subquery) =>
+            {
+                return rewrite_aggregate(aggregate, config);
+            }
+            plan => return Ok(Transformed::no(plan)),
         };
 
         if !has_subquery(&filter.predicate) {
@@ -134,6 +150,67 @@ impl OptimizerRule for DecorrelatePredicateSubquery {
     fn apply_order(&self) -> Option<ApplyOrder> {
         Some(ApplyOrder::TopDown)
     }
+}
+
+/// `EXISTS` and `IN` subqueries in a projection's expressions (`SELECT x IN (SELECT ..)
+/// FROM t`), each as a mark join of the projection's input, the expression reading the
+/// join's mark; every expression keeps its name. Only filters were decorrelated, so
+/// such a projection reached physical planning with the subquery and failed ("Physical
+/// plan does not support logical expression InSubquery"). A subquery no join can
+/// express stays, and fails there as before.
+fn rewrite_projection(
+    projection: Projection,
+    config: &dyn OptimizerConfig,
+) -> Result<Transformed<LogicalPlan>> {
+    let (input, exprs) = rewrite_expressions(
+        Arc::unwrap_or_clone(projection.input),
+        projection.expr,
+        &NamePreserver::new_for_projection(),
+        config,
+    )?;
+    Projection::try_new(exprs, Arc::new(input))
+        .map(|projection| Transformed::yes(LogicalPlan::Projection(projection)))
+}
+
+/// As [`rewrite_projection`], for an aggregate's grouping and aggregate expressions
+/// (`count(*) FILTER (WHERE x IN (SELECT ..))`).
+fn rewrite_aggregate(
+    aggregate: Aggregate,
+    config: &dyn OptimizerConfig,
+) -> Result<Transformed<LogicalPlan>> {
+    let names = NamePreserver::new_for_projection();
+    let (input, group_expr) = rewrite_expressions(
+        Arc::unwrap_or_clone(aggregate.input),
+        aggregate.group_expr,
+        &names,
+        config,
+    )?;
+    let (input, aggr_expr) =
+        rewrite_expressions(input, aggregate.aggr_expr, &names, config)?;
+    Aggregate::try_new(Arc::new(input), group_expr, aggr_expr)
+        .map(|aggregate| Transformed::yes(LogicalPlan::Aggregate(aggregate)))
+}
+
+/// `exprs` over `input` with their `EXISTS` and `IN` subqueries as mark joins of `input`
+/// (see [`rewrite_inner_subqueries`]), each expression keeping its name.
+fn rewrite_expressions(
+    mut input: LogicalPlan,
+    exprs: Vec<Expr>,
+    names: &NamePreserver,
+    config: &dyn OptimizerConfig,
+) -> Result<(LogicalPlan, Vec<Expr>)> {
+    let mut rewritten = Vec::with_capacity(exprs.len());
+    for expr in exprs {
+        if !has_subquery(&expr) {
+            rewritten.push(expr);
+            continue;
+        }
+        let name = names.save(&expr);
+        let (plan, expr) = rewrite_inner_subqueries(input, expr, config)?;
+        input = plan;
+        rewritten.push(name.restore(expr));
+    }
+    Ok((input, rewritten))
 }
 
 fn rewrite_inner_subqueries(

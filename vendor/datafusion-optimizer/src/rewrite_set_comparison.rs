@@ -29,6 +29,7 @@ use datafusion_expr::logical_plan::builder::LogicalPlanBuilder;
 use datafusion_expr::{Expr, LogicalPlan, lit};
 use std::sync::Arc;
 
+use datafusion_expr::expr_rewriter::NamePreserver;
 use datafusion_expr::utils::merge_schema;
 
 /// Rewrite `SetComparison` expressions to scalar subqueries that return the
@@ -50,10 +51,16 @@ impl RewriteSetComparison {
         alias_generator: &AliasGenerator,
     ) -> Result<Transformed<LogicalPlan>> {
         let schema = merge_schema(&plan.inputs());
+        // The rewritten expression keeps the name of the one it replaces: a projection's
+        // `x = ANY (subquery)` column was renamed to the CASE's text, and the optimizer's
+        // schema check then failed the query with an internal error.
+        let names = NamePreserver::new(&plan);
         plan.map_expressions(|expr| {
+            let name = names.save(&expr);
             expr.transform_up(|expr| {
                 rewrite_set_comparison(expr, &schema, alias_generator)
             })
+            .map(|rewritten| rewritten.update_data(|expr| name.restore(expr)))
         })
     }
 }
