@@ -216,7 +216,9 @@ impl ScalarUDFImpl for CheckedArithmetic {
             (left, right),
             (ColumnarValue::Scalar(_), ColumnarValue::Scalar(_))
         );
-        let rows = args.number_rows.max(1);
+        // Two scalars give one value; otherwise a scalar spreads over the batch, which may
+        // have no rows (a join's output can be empty).
+        let rows = if scalar { 1 } else { args.number_rows };
         let left: ArrayRef = left.to_array(rows)?;
         let right: ArrayRef = right.to_array(rows)?;
         let out = match self.op {
@@ -286,4 +288,42 @@ fn checked_arithmetic(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>
         }
         other => Ok(Transformed::no(other)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, Int64Array};
+    use arrow::datatypes::Field;
+
+    fn add(left: ColumnarValue, right: ColumnarValue, rows: usize) -> Result<ColumnarValue> {
+        let udf = checked(Operator::Plus).expect("+ is checked");
+        udf.invoke_with_args(ScalarFunctionArgs {
+            args: vec![left, right],
+            arg_fields: vec![Arc::new(Field::new("a", DataType::Int64, true)); 2],
+            number_rows: rows,
+            return_field: Arc::new(Field::new("sum", DataType::Int64, true)),
+            config_options: Arc::new(ConfigOptions::default()),
+        })
+    }
+
+    #[test]
+    fn a_column_plus_a_constant_over_an_empty_batch_is_empty() {
+        // A batch without rows: the constant spread over zero rows (it was spread over one,
+        // and Arrow refused to add arrays of different lengths).
+        let empty = ColumnarValue::Array(Arc::new(Int64Array::from(Vec::<i64>::new())));
+        let one = ColumnarValue::Scalar(ScalarValue::Int64(Some(1)));
+        let ColumnarValue::Array(sum) = add(empty, one.clone(), 0).unwrap() else {
+            panic!("a column in, a column out");
+        };
+        assert_eq!(sum.len(), 0);
+        let two = add(one.clone(), one.clone(), 0).unwrap();
+        assert!(matches!(
+            two,
+            ColumnarValue::Scalar(ScalarValue::Int64(Some(2)))
+        ));
+        let column = ColumnarValue::Array(Arc::new(Int64Array::from(vec![1, i64::MAX])));
+        let error = add(column, one, 2).unwrap_err().to_string();
+        assert!(error.contains("Overflow"), "{error}");
+    }
 }

@@ -31,6 +31,7 @@ pub mod merge;
 pub mod patterns;
 pub mod plans;
 pub mod redact;
+mod row_in;
 pub mod running;
 pub mod scan;
 pub mod sql;

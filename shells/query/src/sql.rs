@@ -24,7 +24,7 @@ use datafusion::sql::parser::{DFParserBuilder, Statement};
 use datafusion::sql::resolve::resolve_table_references;
 use datafusion::sql::sqlparser::ast::{
     AssignmentTarget, Expr, FromTable, FunctionArg, FunctionArgExpr, FunctionArguments, Ident,
-    ObjectName, ObjectNamePart, Statement as Ast, TableAlias, TableFactor, TableObject,
+    ObjectName, ObjectNamePart, Query, Statement as Ast, TableAlias, TableFactor, TableObject,
     TableVersion, Value, Visit, VisitMut, Visitor, VisitorMut,
 };
 use datafusion::sql::sqlparser::dialect::{Dialect, GenericDialect};
@@ -33,7 +33,7 @@ use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 use datafusion::sql::sqlparser::tokenizer::{Location, Token, Tokenizer};
 use lake_core::TimeTravel;
 
-use crate::QueryError;
+use crate::{QueryError, row_in};
 
 /// The catalog of native Lake tables.
 pub const LAKE_CATALOG: &str = "lake";
@@ -827,7 +827,8 @@ fn check_chains(sql: &str) -> Result<(), QueryError> {
 
 /// Rewrites time-travel clauses (see the module docs) and numbers JDBC/ODBC-style `?`
 /// placeholders as `$1, $2, …` in order of appearance, which is how DataFusion binds
-/// positional parameters.
+/// positional parameters; row-value `IN (subquery)` becomes `EXISTS` subqueries
+/// ([`row_in`]).
 struct Rewriter {
     error: Option<QueryError>,
     placeholders: usize,
@@ -837,8 +838,22 @@ struct Rewriter {
 impl VisitorMut for Rewriter {
     type Break = ();
 
-    fn post_visit_expr(&mut self, _expr: &mut Expr) -> ControlFlow<()> {
+    fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
+        if let Err(e) = row_in::rewrite_where_clauses(query) {
+            self.error = Some(e);
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<()> {
         self.depth -= 1;
+        // After its operands were visited, so a placeholder the rewrite copies is numbered
+        // once.
+        if let Err(e) = row_in::rewrite_predicate(expr) {
+            self.error = Some(e);
+            return ControlFlow::Break(());
+        }
         ControlFlow::Continue(())
     }
 

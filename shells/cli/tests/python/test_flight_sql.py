@@ -235,6 +235,27 @@ def test_similar_to_and_like_follow_the_sql_standard_with_escape_clauses_and_bou
     assert sorted(r["v"] for r in query(conn, like, ("%##%",)).to_pylist()) == ["a#c"]
 
 
+def test_row_value_in_subquery_binds_its_parameters_in_order(conn):
+    """`(a, b) IN (subquery)` is rewritten into EXISTS subqueries before planning (DataFusion
+    refuses it); a `?` in the row and another in the subquery keep their order, both where
+    the predicate filters rows and where it is a value."""
+    pairs = "(VALUES (1, 'a'), (2, 'b'), (2, NULL)) AS p(k, s)"
+    rows = "(VALUES (1), (2), (3)) AS t(k)"
+    where = f"SELECT k FROM {rows} WHERE (k, ?) IN (SELECT k, s FROM {pairs} WHERE k <= ?) ORDER BY k"
+    assert [r["k"] for r in query(conn, where, ("b", 2)).to_pylist()] == [2]
+    assert [r["k"] for r in query(conn, where, ("b", 1)).to_pylist()] == []
+    value = (
+        f"SELECT k, (k, ?) NOT IN (SELECT k, s FROM {pairs} WHERE k <= ?) AS missing "
+        f"FROM {rows} ORDER BY k"
+    )
+    # k = 2 meets (2, NULL): unknown, so NOT IN is NULL there.
+    assert query(conn, value, ("a", 2)).to_pylist() == [
+        {"k": 1, "missing": False},
+        {"k": 2, "missing": None},
+        {"k": 3, "missing": True},
+    ]
+
+
 def test_prepared_insert_with_several_parameter_rows(conn, unique_ns):
     query(conn, f"CREATE TABLE {unique_ns}.p (id BIGINT, name VARCHAR)")
     with conn.cursor() as cur:
