@@ -298,9 +298,10 @@ mod tests {
 
     fn add(left: ColumnarValue, right: ColumnarValue, rows: usize) -> Result<ColumnarValue> {
         let udf = checked(Operator::Plus).expect("+ is checked");
+        let field = Arc::new(Field::new("a", DataType::Int64, true));
         udf.invoke_with_args(ScalarFunctionArgs {
             args: vec![left, right],
-            arg_fields: vec![Arc::new(Field::new("a", DataType::Int64, true)); 2],
+            arg_fields: vec![Arc::clone(&field), field],
             number_rows: rows,
             return_field: Arc::new(Field::new("sum", DataType::Int64, true)),
             config_options: Arc::new(ConfigOptions::default()),
