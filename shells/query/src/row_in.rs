@@ -13,8 +13,8 @@
 //! OR (EXISTS (… WHERE (__lake_row_in_1 = a AND __lake_row_in_2 = b) IS NULL) AND NULL)
 //! ```
 //!
-//! (`NOT IN` is its negation): the first `EXISTS` gives TRUE, the second turns FALSE into
-//! NULL. Each subquery is one mark join (the same `CASE WHEN … THEN TRUE WHEN … THEN NULL
+//! (`NOT IN` is its negation, `NOT EXISTS (…) AND (NOT EXISTS (…) OR NULL)`): the first
+//! `EXISTS` gives TRUE, the second turns FALSE into NULL. Each subquery is one mark join (the same `CASE WHEN … THEN TRUE WHEN … THEN NULL
 //! ELSE FALSE END` is simplified into three). Where the predicate is one of a `WHERE` clause's top-level
 //! conjuncts and not negated, NULL and FALSE both drop the row, so the first `EXISTS` alone
 //! is the answer, and DataFusion plans it as a semi join.
@@ -82,9 +82,7 @@ fn rewrite_conjuncts(expr: &mut Expr) -> Result<(), QueryError> {
                 && !has_positional_placeholder(items, subquery)
             {
                 check_arity(items, subquery)?;
-                if let Some(exists) = parse(&exists(items, subquery, false)) {
-                    *expr = exists;
-                }
+                *expr = parse(&exists(items, subquery, false))?;
             }
             Ok(())
         }
@@ -150,7 +148,7 @@ fn columns(body: &SetExpr) -> Option<usize> {
 ///
 /// # Errors
 /// [`QueryError::InvalidArgument`] when the subquery's select list has another number of
-/// columns than the row has values.
+/// columns than the row has values; [`QueryError::TooLarge`] as [`parse`].
 pub(crate) fn rewrite_predicate(expr: &mut Expr) -> Result<(), QueryError> {
     let Expr::InSubquery {
         expr: row,
@@ -164,15 +162,18 @@ pub(crate) fn rewrite_predicate(expr: &mut Expr) -> Result<(), QueryError> {
         return Ok(());
     };
     check_arity(items, subquery)?;
-    let any = format!(
-        "({} OR ({} AND NULL))",
+    let (equal, unknown) = (
         exists(items, subquery, false),
         exists(items, subquery, true),
     );
-    let text = if *negated { format!("NOT {any}") } else { any };
-    if let Some(rewritten) = parse(&text) {
-        *expr = rewritten;
-    }
+    // NOT IN as the negation pushed inside, so that the text has no `NOT (…)`, which the
+    // parser may read back as a call of a function `not` once nested.
+    let text = if *negated {
+        format!("(NOT {equal} AND (NOT {unknown} OR NULL))")
+    } else {
+        format!("({equal} OR ({unknown} AND NULL))")
+    };
+    *expr = parse(&text)?;
     Ok(())
 }
 
@@ -199,13 +200,26 @@ fn exists(items: &[Expr], subquery: &Query, unknown: bool) -> String {
     )
 }
 
-/// `text` as an expression of Lake's dialect; `None` if it does not parse (the statement
-/// then goes to the planner as written, which names what it refuses).
-fn parse(text: &str) -> Option<Expr> {
+/// `text`, the rewrite of a predicate that parsed, as an expression of Lake's dialect.
+///
+/// The parser's recursion limit also bounds the rewrite's size: each level copies the
+/// subquery inside it twice, and the parser takes at most six levels of row-value INs
+/// nested in their subqueries, so a statement becomes at most 64 copies of itself, each
+/// with a few hundred bytes of `EXISTS` around it.
+///
+/// # Errors
+/// [`QueryError::TooLarge`] when it is nested past the parser's recursion limit (the
+/// rewrite is deeper than the predicate it replaces).
+fn parse(text: &str) -> Result<Expr, QueryError> {
     Parser::new(&LakeDialect::default())
         .try_with_sql(text)
         .and_then(|mut parser| parser.parse_expr())
-        .ok()
+        .map_err(|e| {
+            QueryError::TooLarge(format!(
+                "row-value IN subqueries nested this deep cannot be planned ({e}); nest fewer \
+                 of them (or load the subquery's rows into a table)"
+            ))
+        })
 }
 
 #[cfg(test)]
@@ -257,7 +271,7 @@ mod tests {
         assert_eq!(
             text,
             format!(
-                "NOT (EXISTS ({select} {equal}) OR (EXISTS ({select} ({equal}) IS NULL) AND NULL))"
+                "(NOT EXISTS ({select} {equal}) AND (NOT EXISTS ({select} ({equal}) IS NULL) OR NULL))"
             )
         );
     }
@@ -313,5 +327,42 @@ mod tests {
             numbered,
             "numbered ones are rewritten"
         );
+    }
+
+    #[test]
+    fn nesting_is_bounded_by_the_parser_and_refused_past_it() {
+        // Each level copies the one inside it twice. On a stack as large as the server's
+        // workers' (32 MiB, `lake`'s runtime), six levels are rewritten and deeper ones
+        // refused by name, never a crash; a rewritten statement is at most 64 copies of the
+        // original with the EXISTS around each.
+        let nested = |levels: usize| {
+            let mut sql = "SELECT 1, 2".to_string();
+            for _ in 0..levels {
+                sql = format!("SELECT x, y FROM t WHERE (x, y) NOT IN ({sql})");
+            }
+            crate::sql::parse(&sql).map(|parsed| (sql.len(), parsed.statement.to_string().len()))
+        };
+        let results = std::thread::Builder::new()
+            .stack_size(32 << 20)
+            .spawn(move || (1..=40).map(nested).collect::<Vec<_>>())
+            .expect("thread")
+            .join()
+            .expect("no panic");
+        for (levels, result) in (1..=40).zip(&results) {
+            match result {
+                Ok((before, after)) => {
+                    assert!(levels <= 6, "{levels} levels were rewritten");
+                    assert!(*after <= 64 * (before + 400), "{before} -> {after} bytes");
+                }
+                Err(e) => {
+                    assert!(levels > 6, "{levels} levels refused: {e}");
+                    assert!(
+                        matches!(e, QueryError::TooLarge(m) if m.contains("nested this deep"))
+                            || e.to_string().contains("recursion limit"),
+                        "{e}"
+                    );
+                }
+            }
+        }
     }
 }
