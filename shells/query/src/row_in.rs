@@ -14,8 +14,9 @@
 //! ```
 //!
 //! (`NOT IN` is its negation, `NOT EXISTS (…) AND (NOT EXISTS (…) OR NULL)`): the first
-//! `EXISTS` gives TRUE, the second turns FALSE into NULL. Each subquery is one mark join (the same `CASE WHEN … THEN TRUE WHEN … THEN NULL
-//! ELSE FALSE END` is simplified into three). Where the predicate is one of a `WHERE` clause's top-level
+//! `EXISTS` gives TRUE, the second turns FALSE into NULL. Each subquery is one mark join
+//! (the same answer written `CASE WHEN … THEN TRUE WHEN … THEN NULL ELSE FALSE END` is
+//! simplified into three). Where the predicate is one of a `WHERE` clause's top-level
 //! conjuncts and not negated, NULL and FALSE both drop the row, so the first `EXISTS` alone
 //! is the answer, and DataFusion plans it as a semi join.
 //!
