@@ -36,13 +36,14 @@ use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::{Column, DFSchema, Result, ScalarValue, exec_err};
 use datafusion::logical_expr::expr::{Between, InList, ScalarFunction, Sort};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
-use datafusion::logical_expr::utils::merge_schema;
 use datafusion::logical_expr::{
     Aggregate, BinaryExpr, ColumnarValue, Distinct, Expr, ExprSchemable, Join, LogicalPlan,
     Operator, Projection, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
     Window,
 };
 use datafusion::optimizer::AnalyzerRule;
+
+use crate::analysis::{expression_schema, map_expressions_keeping_names};
 
 /// Name of the function [`canonical_float`] calls.
 pub const CANONICAL_FLOAT: &str = "lake_canonical_float";
@@ -405,23 +406,9 @@ fn in_list(list: InList, schema: &DFSchema) -> Result<Transformed<Expr>> {
     ))))
 }
 
-/// The schema a node's expressions are typed against: its inputs', merged.
-fn expression_schema(plan: &LogicalPlan) -> DFSchema {
-    let inputs = plan.inputs();
-    if inputs.is_empty() {
-        plan.schema().as_ref().clone()
-    } else {
-        merge_schema(&inputs)
-    }
-}
-
 fn rewrite_node(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
     let schema = expression_schema(&plan);
-    let names = NamePreserver::new(&plan);
-    let plan = plan.map_expressions(|expr| {
-        let saved = names.save(&expr);
-        Ok(comparisons(expr, &schema)?.update_data(|e| saved.restore(e)))
-    })?;
+    let plan = map_expressions_keeping_names(plan, |expr| comparisons(expr, &schema))?;
     plan.transform_data(|plan| match plan {
         LogicalPlan::Aggregate(aggregate) => grouping(aggregate, &schema),
         LogicalPlan::Join(join) => join_keys(join, &schema),

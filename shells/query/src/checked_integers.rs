@@ -33,13 +33,13 @@ use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::{DFSchema, Result, ScalarValue, exec_err};
 use datafusion::logical_expr::expr::ScalarFunction;
-use datafusion::logical_expr::expr_rewriter::NamePreserver;
-use datafusion::logical_expr::utils::merge_schema;
 use datafusion::logical_expr::{
     BinaryExpr, ColumnarValue, Expr, ExprSchemable, LogicalPlan, Operator, ScalarFunctionArgs,
     ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 use datafusion::optimizer::AnalyzerRule;
+
+use crate::analysis::{expression_schema, map_expressions_keeping_names};
 
 /// Prefix of the names of Lake's own functions that a Lance scan cannot evaluate.
 pub const LAKE_FUNCTION_PREFIX: &str = "lake_";
@@ -241,16 +241,8 @@ impl AnalyzerRule for CheckedIntegers {
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
         plan.transform_up_with_subqueries(|plan| {
-            let schema = if plan.inputs().is_empty() {
-                plan.schema().as_ref().clone()
-            } else {
-                merge_schema(&plan.inputs())
-            };
-            let names = NamePreserver::new(&plan);
-            plan.map_expressions(|expr| {
-                let saved = names.save(&expr);
-                Ok(checked_arithmetic(expr, &schema)?.update_data(|e| saved.restore(e)))
-            })
+            let schema = expression_schema(&plan);
+            map_expressions_keeping_names(plan, |expr| checked_arithmetic(expr, &schema))
         })
         .data()
     }

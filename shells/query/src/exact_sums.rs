@@ -11,14 +11,15 @@
 //! overflow error beyond (Lake checks every decimal it returns). Sums of narrower integers
 //! are 64-bit already and cannot overflow in practice.
 
-use datafusion::common::Result;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
-use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::common::{DFSchema, Result, ScalarValue};
 use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan};
 use datafusion::optimizer::AnalyzerRule;
 
 use arrow::datatypes::DataType;
+
+use crate::analysis::{expression_schema, map_expressions_keeping_names};
 
 /// The type 64-bit integer sums take.
 pub const EXACT_SUM_TYPE: DataType = DataType::Decimal128(38, 0);
@@ -39,49 +40,45 @@ impl AnalyzerRule for ExactSums {
                 // A parent of a rewritten node: its schema follows its inputs'.
                 return Ok(Transformed::yes(plan.recompute_schema()?));
             }
-            let schema = datafusion::logical_expr::utils::merge_schema(&plan.inputs());
-            let names = NamePreserver::new(&plan);
-            let rewritten = plan.map_expressions(|expr| {
-                let saved = names.save(&expr);
-                let out = expr.transform_up(|e| match e {
+            let schema = expression_schema(&plan);
+            let rewritten = map_expressions_keeping_names(plan, |expr| {
+                expr.transform_up(|e| match e {
                     Expr::AggregateFunction(mut f) if f.func.name() == "sum" => {
-                        let wide = f.params.args.first().is_some_and(|arg| {
-                            matches!(
-                                arg.get_type(&schema).ok(),
-                                Some(DataType::Int64 | DataType::UInt64)
-                            )
-                        });
-                        if !wide {
-                            return Ok(Transformed::no(Expr::AggregateFunction(f)));
-                        }
-                        let arg = f.params.args.remove(0);
-                        f.params
-                            .args
-                            .insert(0, arg.cast_to(&EXACT_SUM_TYPE, &schema)?);
-                        Ok(Transformed::yes(Expr::AggregateFunction(f)))
+                        let widened = widen_first(&mut f.params.args, &schema)?;
+                        Ok(Transformed::new_transformed(
+                            Expr::AggregateFunction(f),
+                            widened,
+                        ))
                     }
                     Expr::WindowFunction(mut f) if f.fun.name() == "sum" => {
-                        let wide = f.params.args.first().is_some_and(|arg| {
-                            matches!(
-                                arg.get_type(&schema).ok(),
-                                Some(DataType::Int64 | DataType::UInt64)
-                            )
-                        });
-                        if !wide {
-                            return Ok(Transformed::no(Expr::WindowFunction(f)));
-                        }
-                        let arg = f.params.args.remove(0);
-                        f.params
-                            .args
-                            .insert(0, arg.cast_to(&EXACT_SUM_TYPE, &schema)?);
-                        Ok(Transformed::yes(Expr::WindowFunction(f)))
+                        let widened = widen_first(&mut f.params.args, &schema)?;
+                        Ok(Transformed::new_transformed(
+                            Expr::WindowFunction(f),
+                            widened,
+                        ))
                     }
                     other => Ok(Transformed::no(other)),
-                })?;
-                Ok(out.update_data(|e| saved.restore(e)))
+                })
             })?;
             rewritten.map_data(|plan| plan.recompute_schema())
         })
         .data()
     }
+}
+
+/// Casts the first of `args` (a `sum`'s argument, typed against `schema`) to
+/// [`EXACT_SUM_TYPE`] when it is a 64-bit integer; whether it did.
+fn widen_first(args: &mut [Expr], schema: &DFSchema) -> Result<bool> {
+    let Some(first) = args.first_mut() else {
+        return Ok(false);
+    };
+    if !matches!(
+        first.get_type(schema).ok(),
+        Some(DataType::Int64 | DataType::UInt64)
+    ) {
+        return Ok(false);
+    }
+    let arg = std::mem::replace(first, Expr::Literal(ScalarValue::Null, None));
+    *first = arg.cast_to(&EXACT_SUM_TYPE, schema)?;
+    Ok(true)
 }

@@ -9,6 +9,7 @@
 //!   error messages it sends.
 
 pub mod access;
+mod analysis;
 pub mod audit;
 pub mod auth;
 pub mod bounded;

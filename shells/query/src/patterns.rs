@@ -36,12 +36,13 @@ use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::{Result, ScalarValue, exec_err, plan_err};
 use datafusion::logical_expr::expr::ScalarFunction;
-use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{
     BinaryExpr, ColumnarValue, Expr, Like, LogicalPlan, Operator, ScalarFunctionArgs, ScalarUDF,
     ScalarUDFImpl, Signature, Volatility,
 };
 use datafusion::optimizer::AnalyzerRule;
+
+use crate::analysis::map_expressions_keeping_names;
 
 /// The escape character of a `SIMILAR TO` without an `ESCAPE` clause (PostgreSQL's; the
 /// SQL standard has none), and the one DataFusion's LIKE takes.
@@ -58,13 +59,7 @@ impl AnalyzerRule for Patterns {
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
         plan.transform_up_with_subqueries(|plan| {
-            let names = NamePreserver::new(&plan);
-            plan.map_expressions(|expr| {
-                let saved = names.save(&expr);
-                Ok(expr
-                    .transform_up(|e| Ok(rewrite(e)))?
-                    .update_data(|e| saved.restore(e)))
-            })
+            map_expressions_keeping_names(plan, |expr| expr.transform_up(|e| Ok(rewrite(e))))
         })
         .data()
     }
