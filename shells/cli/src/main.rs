@@ -279,11 +279,9 @@ fn main() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,lance=warn")),
         )
         .init();
-    // DataFusion plans and evaluates expressions recursively; give workers room for the
-    // deepest expression the SQL front end admits (lake_query::sql::EXPR_DEPTH_MAX).
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .thread_stack_size(32 << 20)
+        .thread_stack_size(lake_query::sql::WORKER_STACK_BYTES)
         .build()?;
     runtime.block_on(async move {
         match cli.command {

@@ -333,7 +333,7 @@ mod tests {
     #[test]
     fn nesting_is_bounded_by_the_parser_and_refused_past_it() {
         // Each level copies the one inside it twice. On a stack as large as the server's
-        // workers' (32 MiB, `lake`'s runtime), six levels are rewritten and deeper ones
+        // workers' (`WORKER_STACK_BYTES`), six levels are rewritten and deeper ones
         // refused by name, never a crash; a rewritten statement is at most 64 copies of the
         // original with the EXISTS around each.
         let nested = |levels: usize| {
@@ -344,7 +344,7 @@ mod tests {
             crate::sql::parse(&sql).map(|parsed| (sql.len(), parsed.statement.to_string().len()))
         };
         let results = std::thread::Builder::new()
-            .stack_size(32 << 20)
+            .stack_size(crate::sql::WORKER_STACK_BYTES)
             .spawn(move || (1..=40).map(nested).collect::<Vec<_>>())
             .expect("thread")
             .join()

@@ -48,6 +48,11 @@ pub const SQL_LEN_MAX: usize = 1 << 20;
 /// Deepest expression nesting accepted (`1 + 1 + … + 1` with n terms is n - 1 deep):
 /// planning recurses per level.
 pub const EXPR_DEPTH_MAX: usize = 256;
+/// Stack size, in bytes, of the threads that parse, plan and run queries (`lake`'s tokio
+/// workers): DataFusion plans and evaluates expressions recursively, and this is room for
+/// the deepest statement the front end admits ([`EXPR_DEPTH_MAX`], and row-value INs
+/// nested as deep as the parser allows).
+pub const WORKER_STACK_BYTES: usize = 32 << 20;
 
 /// Most set operations (`UNION`, `INTERSECT`, `EXCEPT`) and most `JOIN`s one statement
 /// may have: the parser reads a chain of them in a loop but builds a tree as deep as the
