@@ -421,7 +421,7 @@ async fn load(endpoint: &str, parquet: &Path, scale: f64) -> anyhow::Result<Load
                 .with_context(|| format!("appending to {name}"))?;
         }
         // Zone maps on the key columns give the planner each key's range, as row-group
-        // statistics do for the Parquet peers ([`lake_query::column_ranges`]).
+        // statistics do for the Parquet peers ([`lake_query::scan_statistics`]).
         for field in schema.fields() {
             let column = field.name();
             if column.ends_with("key") {

@@ -16,7 +16,6 @@ pub mod bounded;
 pub mod canonical_float;
 pub mod catalog;
 pub mod checked_integers;
-pub mod column_ranges;
 pub mod dataset;
 pub mod decimal_literals;
 pub mod dml;
@@ -35,6 +34,7 @@ pub mod redact;
 mod row_in;
 pub mod running;
 pub mod scan;
+pub mod scan_statistics;
 pub mod sql;
 pub mod ticket;
 

@@ -21,7 +21,8 @@
 //! order unless the query has an `ORDER BY`, as SQL allows.
 //!
 //! Columns with a zone map covering every fragment report their range to the planner
-//! ([`crate::column_ranges`]), as Parquet row-group statistics do.
+//! ([`crate::scan_statistics`]), as Parquet row-group statistics do, and a filtered scan counts
+//! the bytes of the columns it returns only, not of those it reads for the filter.
 
 use std::sync::Arc;
 
@@ -154,9 +155,9 @@ impl TableProvider for LanceTable {
                 )));
             }
         }
-        let ranges = crate::column_ranges::of_columns(&self.dataset, &plan.schema()).await;
+        let ranges = crate::scan_statistics::of_columns(&self.dataset, &plan.schema()).await;
         if limit.is_some() {
-            return Ok(crate::column_ranges::with_ranges(plan, ranges));
+            return Ok(crate::scan_statistics::with_statistics(plan, ranges));
         }
         let partitions = state.config().target_partitions().max(1);
         let plan = plan
@@ -188,7 +189,7 @@ impl TableProvider for LanceTable {
                 ))
             })?
             .data;
-        Ok(crate::column_ranges::with_ranges(plan, ranges))
+        Ok(crate::scan_statistics::with_statistics(plan, ranges))
     }
 
     fn supports_filters_pushdown(

@@ -1,14 +1,17 @@
 //! `LanceTable` (the Query replica's scan of a Lance dataset) over a dataset of several
 //! fragments: with one output partition per target partition, unordered fragments and early
 //! materialization, every row is still read exactly once, filters and limits hold, and
-//! the answers equal those computed directly from the written rows.
+//! the answers equal those computed directly from the written rows. A filtered scan's byte
+//! estimate counts the columns it returns, so joins build on the side that is smaller.
 
 use std::sync::Arc;
 
-use arrow::array::{Array, Int64Array, RecordBatch, RecordBatchIterator, StringArray};
+use arrow::array::{Array, Date32Array, Int64Array, RecordBatch, RecordBatchIterator, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::datasource::TableProvider;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::joins::HashJoinExec;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use lake_query::scan::LanceTable;
 use lance::Dataset;
@@ -210,4 +213,201 @@ async fn deleted_rows_stay_deleted_and_an_empty_projection_counts_every_row() {
         let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
         assert_eq!(rows, kept.len(), "{at}");
     }
+}
+
+/// One dataset at `dir/name.lance` holding `batch`.
+async fn write(dir: &std::path::Path, name: &str, batch: RecordBatch) -> Arc<Dataset> {
+    let uri = dir
+        .join(format!("{name}.lance"))
+        .to_string_lossy()
+        .to_string();
+    let schema = batch.schema();
+    Dataset::write(
+        RecordBatchIterator::new([Ok(batch)], schema),
+        uri.as_str(),
+        None,
+    )
+    .await
+    .expect("write");
+    Arc::new(Dataset::open(&uri).await.expect("open"))
+}
+
+/// TPC-H q12's shape at 1/1000 of scale factor 1: `orders(ok, prio)` with 1,500 rows and
+/// `items(ok, mode, ship, commit, receipt)` with 6,000, joined on `ok` with a filter on
+/// `items` that keeps few rows and reads three date columns the query does not return.
+async fn q12_tables(dir: &std::path::Path) -> SessionContext {
+    let orders = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("ok", DataType::Int64, false),
+            Field::new("prio", DataType::Utf8, false),
+        ])),
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..1_500)),
+            Arc::new(StringArray::from_iter_values(
+                (0..1_500).map(|i| format!("{}-PRIORITY", i % 5)),
+            )),
+        ],
+    )
+    .expect("orders");
+    let n = 6_000;
+    let items = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("ok", DataType::Int64, false),
+            Field::new("mode", DataType::Utf8, false),
+            Field::new("ship", DataType::Date32, false),
+            Field::new("commit", DataType::Date32, false),
+            Field::new("receipt", DataType::Date32, false),
+        ])),
+        vec![
+            Arc::new(Int64Array::from_iter_values((0..n).map(|i| i % 1_500))),
+            Arc::new(StringArray::from_iter_values((0..n).map(|i| {
+                ["MAIL", "SHIP", "AIR", "RAIL", "TRUCK"][i as usize % 5]
+            }))),
+            Arc::new(Date32Array::from_iter_values(
+                (0..n).map(|i| (i % 700) as i32),
+            )),
+            Arc::new(Date32Array::from_iter_values(
+                (0..n).map(|i| (i % 11) as i32 * 60),
+            )),
+            Arc::new(Date32Array::from_iter_values(
+                (0..n).map(|i| (i % 730) as i32),
+            )),
+        ],
+    )
+    .expect("items");
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(2));
+    for (name, batch) in [("orders", orders), ("items", items)] {
+        let ds = write(dir, name, batch).await;
+        ctx.register_table(name, Arc::new(LanceTable::new(ds)))
+            .expect("register");
+    }
+    ctx
+}
+
+const Q12_FILTER: &str = "(mode = 'MAIL' OR mode = 'SHIP') AND commit < receipt \
+    AND ship < commit AND receipt >= 365 AND receipt < 730";
+
+async fn physical(ctx: &SessionContext, sql: &str) -> Arc<dyn ExecutionPlan> {
+    ctx.sql(sql)
+        .await
+        .expect(sql)
+        .create_physical_plan()
+        .await
+        .expect(sql)
+}
+
+#[tokio::test]
+async fn a_filtered_scan_counts_the_bytes_of_the_columns_it_returns() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ctx = q12_tables(dir.path()).await;
+    // Lance reads the filter's three dates and the row id beside `ok` and `mode`, then drops
+    // them; per row the estimate must be that of `ok` and `mode`, as for an unfiltered scan.
+    let per_row = |plan: &Arc<dyn ExecutionPlan>| {
+        let s = plan.partition_statistics(None).expect("statistics");
+        let rows = *s.num_rows.get_value().expect("rows");
+        let bytes = *s.total_byte_size.get_value().expect("bytes");
+        bytes as f64 / rows as f64
+    };
+    let filtered = physical(
+        &ctx,
+        &format!("SELECT ok, mode FROM items WHERE {Q12_FILTER}"),
+    )
+    .await;
+    let whole = physical(&ctx, "SELECT ok, mode FROM items").await;
+    let shown = datafusion::physical_plan::displayable(filtered.as_ref())
+        .indent(true)
+        .to_string();
+    assert!(
+        shown.contains("bytes_without=[ship, commit, receipt, _rowid]"),
+        "{shown}"
+    );
+    let ratio = per_row(&filtered) / per_row(&whole);
+    assert!(
+        (0.9..=1.1).contains(&ratio),
+        "filtered {} vs unfiltered {} bytes per row\n{shown}",
+        per_row(&filtered),
+        per_row(&whole)
+    );
+}
+
+#[tokio::test]
+async fn a_join_builds_on_the_filtered_side_when_it_is_smaller() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ctx = q12_tables(dir.path()).await;
+    let sql = format!(
+        "SELECT mode, count(*), sum(CASE WHEN prio = '1-PRIORITY' THEN 1 ELSE 0 END) \
+         FROM orders, items WHERE orders.ok = items.ok AND {Q12_FILTER} \
+         GROUP BY mode ORDER BY mode"
+    );
+    let plan = physical(&ctx, &sql).await;
+    let shown = datafusion::physical_plan::displayable(plan.as_ref())
+        .indent(true)
+        .to_string();
+    // Estimated at DataFusion's default 20 % of 6,000 rows, the filtered `items` (1,200 rows
+    // of `ok`, `mode`) is smaller than the 1,500 `orders` (`ok`, `prio`): the hash table is
+    // built on it, the join's left input.
+    let mut builds = vec![];
+    plan.apply(|node| {
+        if let Some(join) = node.downcast_ref::<HashJoinExec>() {
+            builds.push(
+                join.left()
+                    .schema()
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .collect::<Vec<_>>(),
+            );
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })
+    .expect("walk");
+    assert_eq!(
+        builds,
+        vec![vec!["ok".to_string(), "mode".to_string()]],
+        "{shown}"
+    );
+    // And the answer is the rows': items of MAIL or SHIP whose dates pass, every `ok` an
+    // order, whose priority is `ok % 5`.
+    let expected: Vec<(String, i64, i64)> = ["MAIL", "SHIP"]
+        .iter()
+        .enumerate()
+        .map(|(m, name)| {
+            let kept: Vec<i64> = (0..6_000_i64)
+                .filter(|i| *i as usize % 5 == m)
+                .filter(|i| {
+                    let (ship, commit, receipt) = (i % 700, (i % 11) * 60, i % 730);
+                    commit < receipt && ship < commit && (365..730).contains(&receipt)
+                })
+                .collect();
+            let urgent = kept.iter().filter(|i| (*i % 1_500) % 5 == 1).count() as i64;
+            (name.to_string(), kept.len() as i64, urgent)
+        })
+        .filter(|(_, count, _)| *count > 0)
+        .collect();
+    assert!(!expected.is_empty(), "the filter keeps some rows");
+    let batches = datafusion::physical_plan::collect(plan, ctx.task_ctx())
+        .await
+        .expect(&sql);
+    let mut got = vec![];
+    for b in &batches {
+        let modes = b
+            .column(0)
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .expect("mode");
+        let counts = b
+            .column(1)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .expect("count");
+        let urgent = b
+            .column(2)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .expect("sum");
+        for i in 0..b.num_rows() {
+            got.push((modes.value(i).to_string(), counts.value(i), urgent.value(i)));
+        }
+    }
+    assert_eq!(got, expected, "{shown}");
 }

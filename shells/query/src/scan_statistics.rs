@@ -1,12 +1,13 @@
-//! Column statistics for a Lance scan, from the table's zone maps.
+//! Statistics for a Lance scan that DataFusion's join planning can trust: column ranges
+//! from the table's zone maps, and a byte size of only the columns the scan returns.
 //!
-//! A Lance scan ([`lance::io::exec::filtered_read::FilteredReadExec`]) reports row counts
-//! only. DataFusion's join planning then estimates every join on a key as if each row held
-//! a distinct key, so a join of `orders` with its 1.5 M rows and `customer` with 150 K
-//! looks like 150 K rows, and `JoinSelection` builds hash tables on the wrong side (TPC-H
-//! q18: the semi join hashed 6 M rows where 57 suffice). Parquet readers avoid this
-//! because every row group carries min/max statistics, which bound a key's distinct
-//! count (`max - min + 1`).
+//! **Ranges.** A Lance scan ([`lance::io::exec::filtered_read::FilteredReadExec`]) reports
+//! row counts only. DataFusion's join planning then estimates every join on a key as if each
+//! row held a distinct key, so a join of `orders` with its 1.5 M rows and `customer` with
+//! 150 K looks like 150 K rows, and `JoinSelection` builds hash tables on the wrong side
+//! (TPC-H q18: the semi join hashed 6 M rows where 57 suffice). Parquet readers avoid this
+//! because every row group carries min/max statistics, which bound a key's distinct count
+//! (`max - min + 1`).
 //!
 //! A Lance table gets the same bounds from a zone map index on the column (`CREATE INDEX
 //! … USING ZONEMAP`, Lance's `ZoneMap`: min and max per zone of rows), read without a
@@ -18,8 +19,20 @@
 //! never an answer (DataFusion answers `min`/`max` aggregates from statistics only when
 //! they are exact).
 //!
-//! [`ColumnRangesExec`] carries the ranges above the scan; it passes every batch through
-//! unchanged.
+//! **Bytes.** With a filter, Lance's scanner reads the filter's columns (and its row id)
+//! beside the projected ones and drops them in a `ProjectionExec` above the read. That
+//! projection passes the read's byte estimate through unchanged whenever a returned column
+//! is variable-width (DataFusion's `Statistics::calculate_total_byte_size`), so the scan
+//! reports the bytes of columns it never returns. `JoinSelection` compares byte sizes
+//! first, and TPC-H q12 then built its hash table on the 1.5 M `orders` rows instead of
+//! the filtered `lineitem` (31 K rows): the filtered side's estimate carried its three
+//! filter-only date columns and the row id. DataFusion's own Parquet scan counts the
+//! returned columns only. Here the read's estimate is scaled to the returned columns' share
+//! of its width, each column's width being Lance's own
+//! ([`lance_encoding::decoder::estimate_bytes_per_row`]).
+//!
+//! [`ScanStatisticsExec`] carries both above the scan; it passes every batch through
+//! unchanged. Plans show it as `ScanStatistics: zone_maps=[…], bytes_without=[…]`.
 
 use std::fmt;
 use std::sync::Arc;
@@ -27,7 +40,9 @@ use std::sync::Arc;
 use datafusion::common::stats::Precision;
 use datafusion::common::{Result, ScalarValue, Statistics};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_plan::execution_plan::CardinalityEffect;
+use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
 use lance::Dataset;
 use lance::index::DatasetIndexExt;
@@ -89,32 +104,85 @@ pub async fn of_columns(
     ranges
 }
 
-/// `input` with `ranges` (one per output column, [`of_columns`]) added to its statistics;
-/// `input` itself when no column has a range.
-pub fn with_ranges(
+/// `input` (a Lance scan's plan) with `ranges` (one per output column, [`of_columns`])
+/// added to its statistics and its byte size counting only the columns it returns
+/// ([`ReturnedShare`]); `input` itself when there is nothing to add. Ranges of another
+/// length than `input`'s columns are ignored.
+pub fn with_statistics(
     input: Arc<dyn ExecutionPlan>,
     ranges: Vec<Option<ColumnRange>>,
 ) -> Arc<dyn ExecutionPlan> {
-    if ranges.iter().all(Option::is_none) || ranges.len() != input.schema().fields().len() {
+    let ranges = if ranges.len() == input.schema().fields().len() {
+        ranges
+    } else {
+        vec![None; input.schema().fields().len()]
+    };
+    let returned = ReturnedShare::of(&input);
+    if ranges.iter().all(Option::is_none) && returned.is_none() {
         return input;
     }
-    Arc::new(ColumnRangesExec {
+    Arc::new(ScanStatisticsExec {
         properties: input.properties().clone(),
         input,
         ranges: Arc::new(ranges),
+        returned,
     })
 }
 
+/// A scan plan that reads more columns than it returns: a `ProjectionExec` of column
+/// references over the read, the way Lance's scanner drops a filter's columns and the row
+/// id.
+#[derive(Debug, Clone, PartialEq)]
+struct ReturnedShare {
+    /// The read's columns the projection drops, in the read's order.
+    dropped: Vec<String>,
+    /// The returned columns' share of the read's width per row, in `(0, 1)`; widths are
+    /// Lance's estimates per data type ([`lance_encoding::decoder::estimate_bytes_per_row`]).
+    share: f64,
+}
+
+impl ReturnedShare {
+    /// `None` unless `plan` is a projection of columns that drops some of its input's.
+    fn of(plan: &Arc<dyn ExecutionPlan>) -> Option<Self> {
+        let projection = plan.downcast_ref::<ProjectionExec>()?;
+        if !projection
+            .expr()
+            .iter()
+            .all(|e| e.expr.downcast_ref::<Column>().is_some())
+        {
+            return None;
+        }
+        let read = projection.input().schema();
+        let returned = plan.schema();
+        let dropped: Vec<String> = read
+            .fields()
+            .iter()
+            .filter(|f| returned.field_with_name(f.name()).is_err())
+            .map(|f| f.name().clone())
+            .collect();
+        let width = |fields: &arrow::datatypes::Fields| -> f64 {
+            fields
+                .iter()
+                .map(|f| lance_encoding::decoder::estimate_bytes_per_row(f.data_type()))
+                .sum()
+        };
+        let share = width(returned.fields()) / width(read.fields());
+        (!dropped.is_empty() && share > 0.0 && share < 1.0).then_some(Self { dropped, share })
+    }
+}
+
 /// Its input's batches, unchanged, with each column's range from zone maps in its
-/// statistics (min/max [`Precision::Inexact`]). Shown in plans as `ColumnRanges`.
+/// statistics (min/max [`Precision::Inexact`]) and, where the input reads columns it does
+/// not return, a byte size of the returned ones. Shown in plans as `ScanStatistics`.
 #[derive(Debug)]
-pub struct ColumnRangesExec {
+pub struct ScanStatisticsExec {
     input: Arc<dyn ExecutionPlan>,
     properties: Arc<PlanProperties>,
     ranges: Arc<Vec<Option<ColumnRange>>>,
+    returned: Option<ReturnedShare>,
 }
 
-impl DisplayAs for ColumnRangesExec {
+impl DisplayAs for ScanStatisticsExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let schema = self.input.schema();
         let columns: Vec<&str> = schema
@@ -124,13 +192,20 @@ impl DisplayAs for ColumnRangesExec {
             .filter(|(_, range)| range.is_some())
             .map(|(field, _)| field.name().as_str())
             .collect();
-        write!(f, "ColumnRanges: zone_maps=[{}]", columns.join(", "))
+        let mut parts = Vec::with_capacity(2);
+        if !columns.is_empty() {
+            parts.push(format!("zone_maps=[{}]", columns.join(", ")));
+        }
+        if let Some(returned) = &self.returned {
+            parts.push(format!("bytes_without=[{}]", returned.dropped.join(", ")));
+        }
+        write!(f, "ScanStatistics: {}", parts.join(", "))
     }
 }
 
-impl ExecutionPlan for ColumnRangesExec {
+impl ExecutionPlan for ScanStatisticsExec {
     fn name(&self) -> &str {
-        "ColumnRangesExec"
+        "ScanStatisticsExec"
     }
 
     fn properties(&self) -> &Arc<PlanProperties> {
@@ -154,14 +229,12 @@ impl ExecutionPlan for ColumnRangesExec {
         mut children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         match (children.pop(), children.is_empty()) {
-            (Some(input), true) if input.schema() == self.input.schema() => Ok(Arc::new(Self {
-                properties: input.properties().clone(),
-                input,
-                ranges: self.ranges.clone(),
-            })),
+            (Some(input), true) if input.schema() == self.input.schema() => {
+                Ok(with_statistics(input, self.ranges.as_ref().clone()))
+            }
             (Some(input), true) => Ok(input),
             _ => Err(datafusion::error::DataFusionError::Internal(
-                "ColumnRangesExec has exactly one child".into(),
+                "ScanStatisticsExec has exactly one child".into(),
             )),
         }
     }
@@ -186,6 +259,18 @@ impl ExecutionPlan for ColumnRangesExec {
                 column.max_value = Precision::Inexact(max.clone());
             }
         }
+        if let (Some(returned), Some(read)) = (&self.returned, self.input.children().first()) {
+            // Only a figure the projection passed through is the read's; one it computed
+            // for its own columns (all fixed-width) is right as it is.
+            let read_bytes = read.partition_statistics(partition)?.total_byte_size;
+            if let (Some(bytes), true) = (
+                statistics.total_byte_size.get_value(),
+                statistics.total_byte_size == read_bytes,
+            ) {
+                statistics.total_byte_size =
+                    Precision::Inexact((*bytes as f64 * returned.share).ceil() as usize);
+            }
+        }
         Ok(Arc::new(statistics))
     }
 
@@ -196,7 +281,7 @@ impl ExecutionPlan for ColumnRangesExec {
     fn with_fetch(&self, limit: Option<usize>) -> Option<Arc<dyn ExecutionPlan>> {
         self.input
             .with_fetch(limit)
-            .map(|input| with_ranges(input, self.ranges.as_ref().clone()))
+            .map(|input| with_statistics(input, self.ranges.as_ref().clone()))
     }
 
     fn fetch(&self) -> Option<usize> {
