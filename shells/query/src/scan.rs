@@ -16,7 +16,8 @@
 //!   read tasks.
 //!
 //! Projection, filters and limits are pushed into the Lance scan as before; Lance applies the
-//! whole filter, so pushdown is exact. A scan with a limit keeps Lance's single partition
+//! whole filter, so pushdown is exact. The filter's conjuncts go cheapest first
+//! ([`cheapest_first`]), so the costly ones run only on the rows the cheap ones keep. A scan with a limit keeps Lance's single partition
 //! (Lance supports a range after the filter only there). Rows come back in no particular
 //! order unless the query has an `ORDER BY`, as SQL allows.
 //!
@@ -127,7 +128,7 @@ impl TableProvider for LanceTable {
             }
             None => {}
         }
-        if let Some(filter) = filters.iter().cloned().reduce(Expr::and) {
+        if let Some(filter) = cheapest_first(filters.to_vec(), &self.schema) {
             scan.filter_expr(filter);
         }
         scan.limit(limit.map(|l| l as i64), None).map_err(lance)?;
@@ -209,6 +210,150 @@ impl TableProvider for LanceTable {
                 }
             })
             .collect())
+    }
+}
+
+/// `filters` (conjuncts Lance evaluates, [`lance_evaluates`]) as one conjunction, the
+/// operands of it and of every `AND`/`OR` inside ordered cheapest first, the order kept
+/// among equal costs; `None` for no filters.
+///
+/// DataFusion evaluates `a AND b` by evaluating `b` only on the rows where `a` holds once
+/// they are at most 20 % of a batch, and skips `b` where `a` holds on none or all of them
+/// (`BinaryExpr`'s short circuits), so a cheap, selective conjunct first saves the costly
+/// ones: TPC-H q12's date comparisons then go before its string comparisons on
+/// `l_shipmode`. The costs are DuckDB's heuristic (`ExpressionHeuristics`, which orders a
+/// filter's expressions the same way): [`filter_cost`]. Reordering cannot change an answer:
+/// `AND` and `OR` commute in SQL's three-valued logic, and a pushed filter cannot fail on
+/// any row, so no row's error depends on which operand runs first.
+fn cheapest_first(filters: Vec<Expr>, schema: &arrow::datatypes::Schema) -> Option<Expr> {
+    use datafusion::logical_expr::Operator;
+    fn chain(expr: Expr, op: Operator, operands: &mut Vec<Expr>) {
+        match expr {
+            Expr::BinaryExpr(binary) if binary.op == op => {
+                chain(*binary.left, op, operands);
+                chain(*binary.right, op, operands);
+            }
+            other => operands.push(other),
+        }
+    }
+    fn ordered(
+        operands: Vec<Expr>,
+        op: Operator,
+        schema: &arrow::datatypes::Schema,
+    ) -> Option<Expr> {
+        let mut costed: Vec<(u64, Expr)> = operands
+            .into_iter()
+            .map(|e| {
+                let e = reorder(e, schema);
+                (filter_cost(&e, schema), e)
+            })
+            .collect();
+        // Stable: equal costs keep the query's order.
+        costed.sort_by_key(|(cost, _)| *cost);
+        costed
+            .into_iter()
+            .map(|(_, e)| e)
+            .reduce(|l, r| datafusion::logical_expr::binary_expr(l, op, r))
+    }
+    fn reorder(expr: Expr, schema: &arrow::datatypes::Schema) -> Expr {
+        match expr {
+            Expr::BinaryExpr(binary) if matches!(binary.op, Operator::And | Operator::Or) => {
+                let op = binary.op;
+                let original = Expr::BinaryExpr(binary);
+                let mut operands = Vec::new();
+                chain(original.clone(), op, &mut operands);
+                // A chain has at least two operands, so `ordered` has an answer.
+                ordered(operands, op, schema).unwrap_or(original)
+            }
+            other => other,
+        }
+    }
+    let mut operands = Vec::new();
+    for filter in filters {
+        chain(filter, Operator::And, &mut operands);
+    }
+    ordered(operands, Operator::And, schema)
+}
+
+/// The relative cost of evaluating `expr` over a batch, after DuckDB's
+/// `ExpressionHeuristics::Cost` (src/optimizer/expression_heuristics.cpp): a column is 8
+/// units of its type's weight (text and binary 5, floats 2, others 1), a literal 1 unit; a
+/// comparison adds 5, `AND`/`OR` 5, `IS [NOT] NULL` and the like 5, `NOT` 10, `BETWEEN` 10,
+/// a cast 5 (200 to or from text or binary), `IN (list)` 100 per listed value, `LIKE` 200,
+/// any other function 1000; `CASE` is the sum of its parts.
+fn filter_cost(expr: &Expr, schema: &arrow::datatypes::Schema) -> u64 {
+    fn weight(data_type: Option<&DataType>) -> u64 {
+        match data_type {
+            Some(
+                DataType::Utf8
+                | DataType::LargeUtf8
+                | DataType::Utf8View
+                | DataType::Binary
+                | DataType::LargeBinary
+                | DataType::BinaryView
+                | DataType::FixedSizeBinary(_),
+            ) => 5,
+            Some(DataType::Float16 | DataType::Float32 | DataType::Float64) => 2,
+            _ => 1,
+        }
+    }
+    let textual = |t: &DataType| weight(Some(t)) == 5;
+    let cost = |e: &Expr| filter_cost(e, schema);
+    match expr {
+        Expr::Column(column) => {
+            8 * weight(
+                schema
+                    .field_with_name(&column.name)
+                    .ok()
+                    .map(|f| f.data_type()),
+            )
+        }
+        Expr::Literal(value, _) => weight(Some(&value.data_type())),
+        Expr::Alias(alias) => cost(&alias.expr),
+        Expr::BinaryExpr(binary) => cost(&binary.left) + 5 + cost(&binary.right),
+        Expr::Not(e) => cost(e) + 10,
+        Expr::IsNull(e)
+        | Expr::IsNotNull(e)
+        | Expr::IsTrue(e)
+        | Expr::IsFalse(e)
+        | Expr::IsUnknown(e)
+        | Expr::IsNotTrue(e)
+        | Expr::IsNotFalse(e)
+        | Expr::IsNotUnknown(e) => cost(e) + 5,
+        Expr::Between(between) => {
+            cost(&between.expr) + cost(&between.low) + cost(&between.high) + 10
+        }
+        Expr::InList(list) => {
+            cost(&list.expr)
+                + list.list.iter().map(cost).sum::<u64>()
+                + 100 * list.list.len() as u64
+        }
+        Expr::Like(like) => cost(&like.expr) + cost(&like.pattern) + 200,
+        Expr::Cast(datafusion::logical_expr::Cast { expr, field })
+        | Expr::TryCast(datafusion::logical_expr::TryCast { expr, field }) => {
+            let to = field.data_type();
+            let text = textual(to) || source_type(expr, schema).is_some_and(|from| textual(&from));
+            let same = source_type(expr, schema).is_some_and(|from| &from == to);
+            cost(expr)
+                + if same {
+                    0
+                } else if text {
+                    200
+                } else {
+                    5
+                }
+        }
+        Expr::Case(case) => {
+            case.expr.as_deref().map_or(0, cost)
+                + case
+                    .when_then_expr
+                    .iter()
+                    .map(|(when, then)| cost(when) + cost(then))
+                    .sum::<u64>()
+                + case.else_expr.as_deref().map_or(0, cost)
+        }
+        Expr::ScalarFunction(f) => f.args.iter().map(cost).sum::<u64>() + 1000,
+        _ => 1000,
     }
 }
 
@@ -392,6 +537,65 @@ mod tests {
             Field::new("d", DataType::Float64, true),
             Field::new("m", DataType::Decimal128(15, 2), true),
         ])
+    }
+
+    #[test]
+    fn pushed_filters_run_cheapest_first() {
+        let schema = Schema::new(vec![
+            Field::new("mode", DataType::Utf8, true),
+            Field::new("ship", DataType::Date32, true),
+            Field::new("commit", DataType::Date32, true),
+            Field::new("receipt", DataType::Date32, true),
+            Field::new("i", DataType::Int32, true),
+        ]);
+        let date = |d: i32| lit(ScalarValue::Date32(Some(d)));
+        // TPC-H q12's conjuncts in the query's order: the string comparisons go last, the
+        // date comparisons with a literal first, column against column between them.
+        let filters = vec![
+            col("mode").eq(lit("MAIL")).or(col("mode").eq(lit("SHIP"))),
+            col("receipt").gt(col("commit")),
+            col("ship").lt(col("commit")),
+            col("receipt").gt_eq(date(8766)),
+            col("receipt").lt(date(9131)),
+        ];
+        let expected = col("receipt")
+            .gt_eq(date(8766))
+            .and(col("receipt").lt(date(9131)))
+            .and(col("receipt").gt(col("commit")))
+            .and(col("ship").lt(col("commit")))
+            .and(col("mode").eq(lit("MAIL")).or(col("mode").eq(lit("SHIP"))));
+        assert_eq!(cheapest_first(filters, &schema), Some(expected));
+
+        // Inside an OR of ANDs too; a LIKE and an IN list after plain comparisons; equal
+        // costs keep their order.
+        let nested = col("mode")
+            .like(lit("A%"))
+            .and(col("i").lt(lit(5)))
+            .or(col("mode")
+                .in_list(vec![lit("x"), lit("y")], false)
+                .and(col("i").gt(lit(9))));
+        let expected = col("i")
+            .lt(lit(5))
+            .and(col("mode").like(lit("A%")))
+            .or(col("i")
+                .gt(lit(9))
+                .and(col("mode").in_list(vec![lit("x"), lit("y")], false)));
+        assert_eq!(cheapest_first(vec![nested], &schema), Some(expected));
+        let same = vec![
+            col("i").gt(lit(1)),
+            col("i").lt(lit(9)),
+            col("i").eq(lit(4)),
+        ];
+        assert_eq!(
+            cheapest_first(same, &schema),
+            Some(
+                col("i")
+                    .gt(lit(1))
+                    .and(col("i").lt(lit(9)))
+                    .and(col("i").eq(lit(4)))
+            )
+        );
+        assert_eq!(cheapest_first(vec![], &schema), None);
     }
 
     #[test]

@@ -331,6 +331,40 @@ async fn a_filtered_scan_counts_the_bytes_of_the_columns_it_returns() {
 }
 
 #[tokio::test]
+async fn the_scan_evaluates_cheap_conjuncts_first() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ctx = q12_tables(dir.path()).await;
+    let plan = physical(&ctx, &format!("SELECT ok FROM items WHERE {Q12_FILTER}")).await;
+    let shown = datafusion::physical_plan::displayable(plan.as_ref())
+        .indent(true)
+        .to_string();
+    // Date comparisons with a literal, then between columns, then the strings; Lance keeps
+    // the order it is given.
+    assert!(
+        shown.contains(
+            "full_filter=receipt >= Date32(\"1971-01-01\") AND receipt < Date32(\"1972-01-01\") \
+             AND receipt > commit AND ship < commit \
+             AND (mode = Utf8(\"MAIL\") OR mode = Utf8(\"SHIP\"))"
+        ),
+        "{shown}"
+    );
+    assert_eq!(
+        scalar(
+            &ctx,
+            &format!("SELECT count(*) FROM items WHERE {Q12_FILTER}")
+        )
+        .await,
+        (0..6_000_i64)
+            .filter(|i| i % 5 < 2)
+            .filter(|i| {
+                let (ship, commit, receipt) = (i % 700, (i % 11) * 60, i % 730);
+                commit < receipt && ship < commit && (365..730).contains(&receipt)
+            })
+            .count() as i64
+    );
+}
+
+#[tokio::test]
 async fn a_join_builds_on_the_filtered_side_when_it_is_smaller() {
     let dir = tempfile::tempdir().expect("tempdir");
     let ctx = q12_tables(dir.path()).await;
