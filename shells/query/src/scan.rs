@@ -17,13 +17,14 @@
 //!
 //! Projection, filters and limits are pushed into the Lance scan as before; Lance applies the
 //! whole filter, so pushdown is exact. The filter's conjuncts go cheapest first
-//! ([`cheapest_first`]), so the costly ones run only on the rows the cheap ones keep. A scan with a limit keeps Lance's single partition
-//! (Lance supports a range after the filter only there). Rows come back in no particular
+//! ([`cheapest_first`]), so the costly ones run only on the rows the cheap ones keep. A scan
+//! with a limit keeps Lance's single partition (Lance supports a range after the filter only
+//! there). Rows come back in no particular
 //! order unless the query has an `ORDER BY`, as SQL allows.
 //!
 //! Columns with a zone map covering every fragment report their range to the planner
-//! ([`crate::scan_statistics`]), as Parquet row-group statistics do, and a filtered scan counts
-//! the bytes of the columns it returns only, not of those it reads for the filter.
+//! ([`crate::scan_statistics`]), as Parquet row-group statistics do, and a filtered scan
+//! counts the bytes of the columns it returns only, not of those it reads for the filter.
 
 use std::sync::Arc;
 
@@ -227,6 +228,7 @@ impl TableProvider for LanceTable {
 /// any row, so no row's error depends on which operand runs first.
 fn cheapest_first(filters: Vec<Expr>, schema: &arrow::datatypes::Schema) -> Option<Expr> {
     use datafusion::logical_expr::Operator;
+    /// The operands of `expr`'s chain of `op`, in order (`expr` itself if it is not `op`).
     fn chain(expr: Expr, op: Operator, operands: &mut Vec<Expr>) {
         match expr {
             Expr::BinaryExpr(binary) if binary.op == op => {
@@ -236,43 +238,43 @@ fn cheapest_first(filters: Vec<Expr>, schema: &arrow::datatypes::Schema) -> Opti
             other => operands.push(other),
         }
     }
+    /// `operands` joined by `op` cheapest first, with the cost of the whole ([`filter_cost`]
+    /// of the chain built); `op`'s identity (`TRUE` for `AND`, `FALSE` for `OR`) for none.
     fn ordered(
         operands: Vec<Expr>,
         op: Operator,
         schema: &arrow::datatypes::Schema,
-    ) -> Option<Expr> {
-        let mut costed: Vec<(u64, Expr)> = operands
-            .into_iter()
-            .map(|e| {
-                let e = reorder(e, schema);
-                (filter_cost(&e, schema), e)
-            })
-            .collect();
+    ) -> (u64, Expr) {
+        let mut costed: Vec<(u64, Expr)> =
+            operands.into_iter().map(|e| reorder(e, schema)).collect();
         // Stable: equal costs keep the query's order.
         costed.sort_by_key(|(cost, _)| *cost);
-        costed
+        let joins = 5 * (costed.len() as u64).saturating_sub(1);
+        let cost = costed.iter().map(|(cost, _)| cost).sum::<u64>() + joins;
+        let expr = costed
             .into_iter()
             .map(|(_, e)| e)
             .reduce(|l, r| datafusion::logical_expr::binary_expr(l, op, r))
+            .unwrap_or_else(|| datafusion::logical_expr::lit(op == Operator::And));
+        (cost, expr)
     }
-    fn reorder(expr: Expr, schema: &arrow::datatypes::Schema) -> Expr {
+    /// `expr` with every `AND`/`OR` chain in it ordered, and its cost.
+    fn reorder(expr: Expr, schema: &arrow::datatypes::Schema) -> (u64, Expr) {
         match expr {
             Expr::BinaryExpr(binary) if matches!(binary.op, Operator::And | Operator::Or) => {
                 let op = binary.op;
-                let original = Expr::BinaryExpr(binary);
                 let mut operands = Vec::new();
-                chain(original.clone(), op, &mut operands);
-                // A chain has at least two operands, so `ordered` has an answer.
-                ordered(operands, op, schema).unwrap_or(original)
+                chain(Expr::BinaryExpr(binary), op, &mut operands);
+                ordered(operands, op, schema)
             }
-            other => other,
+            other => (filter_cost(&other, schema), other),
         }
     }
     let mut operands = Vec::new();
     for filter in filters {
         chain(filter, Operator::And, &mut operands);
     }
-    ordered(operands, Operator::And, schema)
+    (!operands.is_empty()).then(|| ordered(operands, Operator::And, schema).1)
 }
 
 /// The relative cost of evaluating `expr` over a batch, after DuckDB's
@@ -332,8 +334,9 @@ fn filter_cost(expr: &Expr, schema: &arrow::datatypes::Schema) -> u64 {
         Expr::Cast(datafusion::logical_expr::Cast { expr, field })
         | Expr::TryCast(datafusion::logical_expr::TryCast { expr, field }) => {
             let to = field.data_type();
-            let text = textual(to) || source_type(expr, schema).is_some_and(|from| textual(&from));
-            let same = source_type(expr, schema).is_some_and(|from| &from == to);
+            let from = source_type(expr, schema);
+            let text = textual(to) || from.as_ref().is_some_and(textual);
+            let same = from.as_ref() == Some(to);
             cost(expr)
                 + if same {
                     0

@@ -129,10 +129,13 @@ pub fn with_statistics(
     })
 }
 
-/// A scan plan that reads more columns than it returns: a `ProjectionExec` of column
-/// references over the read, the way Lance's scanner drops a filter's columns and the row
-/// id.
-#[derive(Debug, Clone, PartialEq)]
+/// A scan plan that reads more columns than it returns, and reports the bytes of all it
+/// reads: a `ProjectionExec` of column references over the read (the way Lance's scanner
+/// drops a filter's columns and the row id) that returns a variable-width column, so that
+/// DataFusion passes the read's byte figure through unchanged
+/// (`datafusion_common::Statistics::calculate_total_byte_size` recomputes it only when
+/// every returned column has a fixed width).
+#[derive(Debug)]
 struct ReturnedShare {
     /// The read's columns the projection drops, in the read's order.
     dropped: Vec<String>,
@@ -142,18 +145,23 @@ struct ReturnedShare {
 }
 
 impl ReturnedShare {
-    /// `None` unless `plan` is a projection of columns that drops some of its input's.
+    /// `None` unless `plan` is a projection of columns that drops some of its input's and
+    /// returns a variable-width one.
     fn of(plan: &Arc<dyn ExecutionPlan>) -> Option<Self> {
         let projection = plan.downcast_ref::<ProjectionExec>()?;
+        let returned = plan.schema();
         if !projection
             .expr()
             .iter()
             .all(|e| e.expr.downcast_ref::<Column>().is_some())
+            || returned
+                .fields()
+                .iter()
+                .all(|f| f.data_type().primitive_width().is_some())
         {
             return None;
         }
         let read = projection.input().schema();
-        let returned = plan.schema();
         let dropped: Vec<String> = read
             .fields()
             .iter()
@@ -259,17 +267,12 @@ impl ExecutionPlan for ScanStatisticsExec {
                 column.max_value = Precision::Inexact(max.clone());
             }
         }
-        if let (Some(returned), Some(read)) = (&self.returned, self.input.children().first()) {
-            // Only a figure the projection passed through is the read's; one it computed
-            // for its own columns (all fixed-width) is right as it is.
-            let read_bytes = read.partition_statistics(partition)?.total_byte_size;
-            if let (Some(bytes), true) = (
-                statistics.total_byte_size.get_value(),
-                statistics.total_byte_size == read_bytes,
-            ) {
-                statistics.total_byte_size =
-                    Precision::Inexact((*bytes as f64 * returned.share).ceil() as usize);
-            }
+        if let (Some(returned), Some(bytes)) =
+            (&self.returned, statistics.total_byte_size.get_value())
+        {
+            // The read's figure, passed through by the projection ([`ReturnedShare`]).
+            statistics.total_byte_size =
+                Precision::Inexact((*bytes as f64 * returned.share).ceil() as usize);
         }
         Ok(Arc::new(statistics))
     }
