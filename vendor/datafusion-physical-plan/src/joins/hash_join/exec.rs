@@ -845,6 +845,13 @@ impl HashJoinExec {
             return false;
         }
 
+        // Lake: the filter (key bounds, `IN` list or hash-table lookup) rejects a NULL key,
+        // which a null-safe join (`IS NOT DISTINCT FROM`, NullEqualsNull) must match and a
+        // null-aware anti join (`NOT IN`) must see: one NULL on its probe side empties it.
+        if self.null_equality == NullEquality::NullEqualsNull || self.null_aware {
+            return false;
+        }
+
         // `preserve_file_partitions` can report Hash partitioning for Hive-style
         // file groups, but those partitions are not actually hash-distributed.
         // Partitioned dynamic filters rely on hash routing, so disable them in
