@@ -33,6 +33,7 @@ pub mod plans;
 pub mod redact;
 mod row_in;
 pub mod running;
+pub mod runtime_filter;
 pub mod scan;
 pub mod scan_statistics;
 pub mod sql;

@@ -25,6 +25,8 @@
 //! Columns with a zone map covering every fragment report their range to the planner
 //! ([`crate::scan_statistics`]), as Parquet row-group statistics do, and a filtered scan
 //! counts the bytes of the columns it returns only, not of those it reads for the filter.
+//! The filters a hash join or a top-k learns while it runs are applied to the scan's rows
+//! before they go further ([`crate::runtime_filter`]).
 
 use std::sync::Arc;
 
@@ -159,7 +161,9 @@ impl TableProvider for LanceTable {
         }
         let ranges = crate::scan_statistics::of_columns(&self.dataset, &plan.schema()).await;
         if limit.is_some() {
-            return Ok(crate::scan_statistics::with_statistics(plan, ranges));
+            return Ok(crate::runtime_filter::accepting(
+                crate::scan_statistics::with_statistics(plan, ranges),
+            ));
         }
         let partitions = state.config().target_partitions().max(1);
         let plan = plan
@@ -191,7 +195,9 @@ impl TableProvider for LanceTable {
                 ))
             })?
             .data;
-        Ok(crate::scan_statistics::with_statistics(plan, ranges))
+        Ok(crate::runtime_filter::accepting(
+            crate::scan_statistics::with_statistics(plan, ranges),
+        ))
     }
 
     fn supports_filters_pushdown(

@@ -2,7 +2,8 @@
 //! fragments: with one output partition per target partition, unordered fragments and early
 //! materialization, every row is still read exactly once, filters and limits hold, and
 //! the answers equal those computed directly from the written rows. A filtered scan's byte
-//! estimate counts the columns it returns, so joins build on the side that is smaller.
+//! estimate counts the columns it returns, so joins build on the side that is smaller, and a
+//! join's probe scan drops the rows whose key the join did not build.
 
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use datafusion::datasource::TableProvider;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::joins::HashJoinExec;
 use datafusion::prelude::{SessionConfig, SessionContext};
+use lake_query::runtime_filter::RuntimeFilterExec;
 use lake_query::scan::LanceTable;
 use lance::Dataset;
 use lance::dataset::{WriteMode, WriteParams};
@@ -444,4 +446,97 @@ async fn a_join_builds_on_the_filtered_side_when_it_is_smaller() {
         }
     }
     assert_eq!(got, expected, "{shown}");
+}
+
+/// The rows `RuntimeFilterExec` nodes of `plan` removed, summed over the plan.
+fn runtime_filtered(plan: &Arc<dyn ExecutionPlan>) -> (usize, usize) {
+    let (mut nodes, mut removed) = (0, 0);
+    plan.apply(|node| {
+        if let Some(filter) = node.downcast_ref::<RuntimeFilterExec>() {
+            nodes += 1;
+            removed += filter
+                .metrics()
+                .and_then(|m| m.sum_by_name("rows_removed"))
+                .map_or(0, |m| m.as_usize());
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })
+    .expect("walk");
+    (nodes, removed)
+}
+
+#[tokio::test]
+async fn a_join_filters_its_probe_scan_by_the_keys_it_built() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // More rows than a runtime filter's trial (a smaller scan takes no filter).
+    let n = 100_000_i64;
+    let ids: Vec<i64> = (0..n).collect();
+    let tags: Vec<String> = ids.iter().map(|i| format!("tag{}", i % 13)).collect();
+    let big = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("tag", DataType::Utf8, false),
+        ])),
+        vec![
+            Arc::new(Int64Array::from(ids)),
+            Arc::new(StringArray::from(tags)),
+        ],
+    )
+    .expect("big");
+    let ds = write(dir.path(), "t", big).await;
+    // 40 keys spread over the table's ids.
+    let keys: Vec<i64> = (0..40_i64).map(|k| k * 2_557 + 11).collect();
+    let small = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new("k", DataType::Int64, false)])),
+        vec![Arc::new(Int64Array::from(keys.clone()))],
+    )
+    .expect("keys");
+    let ks = write(dir.path(), "keys", small).await;
+    for partitions in [1, 2] {
+        let ctx = SessionContext::new_with_config(
+            SessionConfig::new().with_target_partitions(partitions),
+        );
+        ctx.register_table("t", Arc::new(LanceTable::new(ds.clone())))
+            .expect("register");
+        ctx.register_table("keys", Arc::new(LanceTable::new(ks.clone())))
+            .expect("register");
+        let sql = "SELECT count(*), sum(t.id) FROM keys JOIN t ON keys.k = t.id \
+                   WHERE t.tag <> 'tag5'";
+        let plan = physical(&ctx, sql).await;
+        let shown = datafusion::physical_plan::displayable(plan.as_ref())
+            .indent(true)
+            .to_string();
+        let batches = datafusion::physical_plan::collect(plan.clone(), ctx.task_ctx())
+            .await
+            .expect(sql);
+        let matched: Vec<i64> = keys
+            .iter()
+            .copied()
+            .filter(|k| *k < n && k % 13 != 5)
+            .collect();
+        let count = batches[0]
+            .column(0)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .expect("count")
+            .value(0);
+        let sum = batches[0]
+            .column(1)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .expect("sum")
+            .value(0);
+        let at = format!("at {partitions} target partitions:\n{shown}");
+        assert_eq!(
+            (count, sum),
+            (matched.len() as i64, matched.iter().sum()),
+            "{at}"
+        );
+        // The probe side's scan took the join's filter and dropped the rows of `t` (those
+        // its own filter kept) whose id is not a key before they reached the join.
+        let (nodes, removed) = runtime_filtered(&plan);
+        let probed = (0..n).filter(|i| i % 13 != 5).count();
+        assert_eq!(nodes, 1, "{at}");
+        assert_eq!(removed, probed - matched.len(), "{at}");
+    }
 }

@@ -249,3 +249,31 @@ def test_a_join_builds_on_the_filtered_side_when_it_is_smaller(conn, unique_ns):
             expected[mode] = (count + 1, urgent + ((i % 1500) % 5 == 1))
     assert expected, "the filter keeps some rows"
     assert rows(conn, q12) == sorted((m, c, u) for m, (c, u) in expected.items())
+
+
+def counted(text):
+    """A metric as DataFusion prints it (`19.95 K`, `3.21 M`, `7`) as a number."""
+    number, _, unit = text.strip().partition(" ")
+    return round(float(number) * {"": 1, "K": 1e3, "M": 1e6, "B": 1e9}[unit])
+
+
+def test_a_join_filters_its_probe_scan_by_the_keys_it_built(conn, unique_ns):
+    """A hash join hands the scan of its probe side a filter on the keys it built (DataFusion's
+    dynamic filter: their bounds and a test against its hash table); the scan drops the rows
+    it rejects before they are repartitioned and probed (`RuntimeFilter` above the Lance
+    read, `rows_removed` in EXPLAIN ANALYZE). The answer is the join's."""
+    k, f = (f"{unique_ns}.{n}" for n in ("k", "f"))
+    query(conn, f"CREATE TABLE {k} AS SELECT value * 1997 AS key FROM range(0, 50)")
+    # More rows than a filter's trial (64 K): a smaller scan takes no runtime filter.
+    query(conn, f"CREATE TABLE {f} AS SELECT value AS key, value % 7 AS v FROM range(0, 100000)")
+    sql = f"SELECT count(*), sum(v) FROM {k} AS k JOIN {f} AS f ON k.key = f.key"
+    assert rows(conn, sql) == [(50, sum(key * 1997 % 7 for key in range(50)))]
+    analyzed = "\n".join(query(conn, f"EXPLAIN ANALYZE {sql}").column("plan").to_pylist())
+    filters = [line for line in analyzed.splitlines() if "RuntimeFilter:" in line]
+    assert len(filters) == 1, analyzed
+    assert "DynamicFilter" in filters[0], analyzed
+    removed = re.search(r"rows_removed=([0-9.]+(?: [KMB])?)", filters[0])
+    assert removed, filters[0]
+    assert counted(removed.group(1)) == 100000 - 50, filters[0]
+    # Without a join there is nothing to learn: the scan is Lance's read alone.
+    assert "RuntimeFilter" not in plan(conn, f"SELECT sum(v) FROM {f} WHERE key > 10")
