@@ -25,7 +25,7 @@
 //! A filter is not free: testing a key against a large hash table costs about what the
 //! repartition and probe cost per row. Filters run one after another, each on the rows the
 //! ones before it kept, and a filter that rejects less than a fifth of the rows it was tried
-//! on (over [`TRIAL_ROWS`]) is no longer evaluated in that partition until it changes, as
+//! on (over its first 64 K rows) is no longer evaluated in that partition until it changes, as
 //! when a join on `partsupp` passes on a filter on keys every `lineitem` row has (TPC-H q9).
 //!
 //! A runtime filter only ever removes rows that the operator which made it would discard
@@ -68,9 +68,10 @@ pub fn accepting(input: Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
     Arc::new(RuntimeFilterExec::new(input, Vec::new()))
 }
 
-/// Its input's rows that every filter in `filters` keeps, each filter evaluated on every
-/// batch as it stands then (a dynamic filter's current expression), in the input's order
-/// and partitioning; rows of a batch that every filter keeps are not copied. With no
+/// Its input's rows that every filter in `filters` keeps, each filter as it stands when a
+/// batch arrives (a dynamic filter's current expression), in the input's order and
+/// partitioning: a superset of them where a trial found a filter not worth evaluating (see
+/// the [module docs](self)). Rows of a batch that every filter keeps are not copied. With no
 /// filters (before the post-phase filter pushdown) it returns its input's batches as they
 /// are. Shown in plans as `RuntimeFilter`; see the [module docs](self).
 #[derive(Debug)]
