@@ -214,20 +214,23 @@ impl ExecutionPlan for RuntimeFilterExec {
         // neither computes it nor waits for every partition's build side before probing
         // (DataFusion's `is_used`). A filtered scan's count is DataFusion's guess (a fifth
         // of the table for most predicates), too rough to decline on.
-        let small = matches!(
-            self.input.partition_statistics(None)?.num_rows,
-            Precision::Exact(rows) if rows < TRIAL_ROWS
-        );
+        // (The statistics are asked for only when a filter arrived: most scans get none.)
+        let pushed = child_pushdown_result.parent_filters;
+        let small = !pushed.is_empty()
+            && matches!(
+                self.input.partition_statistics(None)?.num_rows,
+                Precision::Exact(rows) if rows < TRIAL_ROWS
+            );
         let mut filters = self.filters.clone();
-        let mut supported = Vec::with_capacity(child_pushdown_result.parent_filters.len());
-        for pushed in child_pushdown_result.parent_filters {
-            if small {
-                supported.push(PushedDown::No);
-            } else {
-                filters.push(pushed.filter);
-                supported.push(PushedDown::Yes);
-            }
+        if !small {
+            filters.extend(pushed.iter().map(|p| Arc::clone(&p.filter)));
         }
+        let taken = if small {
+            PushedDown::No
+        } else {
+            PushedDown::Yes
+        };
+        let supported = vec![taken; pushed.len()];
         let updated: Arc<dyn ExecutionPlan> = if filters.is_empty() {
             Arc::clone(&self.input)
         } else {

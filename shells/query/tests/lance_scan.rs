@@ -25,7 +25,12 @@ const FRAGMENTS: i64 = 7;
 const ROWS: i64 = 3_001;
 
 fn batch(fragment: i64) -> RecordBatch {
-    let ids: Vec<i64> = (fragment * ROWS..(fragment + 1) * ROWS).collect();
+    rows(fragment * ROWS..(fragment + 1) * ROWS)
+}
+
+/// Rows `(id, tag)` for each id of `ids`, `tag` being `tag{id % 13}`.
+fn rows(ids: std::ops::Range<i64>) -> RecordBatch {
+    let ids: Vec<i64> = ids.collect();
     let tags: Vec<String> = ids.iter().map(|i| format!("tag{}", i % 13)).collect();
     RecordBatch::try_new(
         Arc::new(Schema::new(vec![
@@ -470,20 +475,7 @@ async fn a_join_filters_its_probe_scan_by_the_keys_it_built() {
     let dir = tempfile::tempdir().expect("tempdir");
     // More rows than a runtime filter's trial (a smaller scan takes no filter).
     let n = 100_000_i64;
-    let ids: Vec<i64> = (0..n).collect();
-    let tags: Vec<String> = ids.iter().map(|i| format!("tag{}", i % 13)).collect();
-    let big = RecordBatch::try_new(
-        Arc::new(Schema::new(vec![
-            Field::new("id", DataType::Int64, false),
-            Field::new("tag", DataType::Utf8, false),
-        ])),
-        vec![
-            Arc::new(Int64Array::from(ids)),
-            Arc::new(StringArray::from(tags)),
-        ],
-    )
-    .expect("big");
-    let ds = write(dir.path(), "t", big).await;
+    let ds = write(dir.path(), "t", rows(0..n)).await;
     // 40 keys spread over the table's ids.
     let keys: Vec<i64> = (0..40_i64).map(|k| k * 2_557 + 11).collect();
     let small = RecordBatch::try_new(
