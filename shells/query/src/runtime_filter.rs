@@ -30,7 +30,9 @@
 //!
 //! A runtime filter only ever removes rows that the operator which made it would discard
 //! anyway (the join still joins, the top-k still sorts), so applying it changes no answer,
-//! and dropping it is always safe: [`ExecutionPlan::reset_state`], which DataFusion calls
+//! and dropping it is always safe. So a filter whose evaluation fails on a batch (its
+//! expression can fail on rows that a `WHERE` applied above the scan removes) is no longer
+//! evaluated in that partition, and the batch goes on whole. [`ExecutionPlan::reset_state`], which DataFusion calls
 //! before it runs a plan again (the recursive term of `WITH RECURSIVE`, a scalar subquery),
 //! clears the filters along with the join's own.
 //!
@@ -170,6 +172,7 @@ impl ExecutionPlan for RuntimeFilterExec {
                     snapshot: None,
                     seen: 0,
                     rejected: 0,
+                    failed: false,
                 })
                 .collect(),
             coalescer: BatchCoalescer::new(
@@ -289,12 +292,17 @@ struct Applied {
     /// Rows it was evaluated on and rows it rejected since its last change.
     seen: usize,
     rejected: usize,
+    /// Its evaluation failed on a batch: it is not evaluated again in this partition.
+    failed: bool,
 }
 
 impl Applied {
     /// The filter as it stands, or `None` when it keeps every row (`true`, before its
     /// operator has learnt anything) or rejected too few of the rows it was tried on.
     fn current(&mut self) -> Result<Option<Arc<dyn PhysicalExpr>>> {
+        if self.failed {
+            return Ok(None);
+        }
         let generation = snapshot_generation(&self.filter);
         let current = match &self.snapshot {
             Some((taken, current)) if *taken == generation => Arc::clone(current),
@@ -363,7 +371,18 @@ impl Filtering {
             let Some(current) = applied.current()? else {
                 continue;
             };
-            let mask = current.evaluate(&batch)?.into_array(batch.num_rows())?;
+            // A filter's expression can fail where the query's own would not: the keys of
+            // `JOIN … ON 1000 / (b.id % 10) = s.k` or `ORDER BY CAST(s AS INT) LIMIT 5`
+            // evaluated on rows that a `WHERE` above this scan removes (`b.id % 10 <> 0`,
+            // a filter Lance cannot evaluate and DataFusion applies after this node). The
+            // filter only saves work, so it stops being evaluated and the rows go on.
+            let Ok(mask) = current
+                .evaluate(&batch)
+                .and_then(|value| value.into_array(batch.num_rows()))
+            else {
+                applied.failed = true;
+                continue;
+            };
             let mask = mask
                 .as_any()
                 .downcast_ref::<BooleanArray>()
@@ -505,6 +524,30 @@ mod tests {
         dynamic.update(above(16)).expect("update");
         let (_, values) = run(plan).await;
         assert_eq!(values, vec![Some(18), Some(19)]);
+    }
+
+    #[tokio::test]
+    async fn a_filter_that_fails_on_a_batch_lets_its_rows_through() {
+        // `100 / (a - 12) > 0` divides by zero on the second batch's 12: that batch goes on
+        // whole, and the filter is not evaluated again; the first batch was filtered.
+        let quotient = Arc::new(BinaryExpr::new(
+            lit(100_i64),
+            Operator::Divide,
+            Arc::new(BinaryExpr::new(
+                Arc::new(Column::new("a", 0)),
+                Operator::Minus,
+                lit(12_i64),
+            )),
+        ));
+        let failing = Arc::new(BinaryExpr::new(quotient, Operator::Gt, lit(0_i64)));
+        let plan = Arc::new(RuntimeFilterExec::new(input(), vec![failing, above(1)]));
+        let (_, values) = run(plan.clone()).await;
+        // First batch: `100 / (a - 12)` is negative or NULL for 0..10, so the filter
+        // removed all of it; the second, 10..20, passes the failed filter, and `a > 1`
+        // removes its two NULLs (10 and 17).
+        let expected: Vec<Option<i64>> = (10..20).filter(|v| v % 7 != 3).map(Some).collect();
+        assert_eq!(values, expected);
+        assert_eq!(removed(&plan), 12);
     }
 
     #[tokio::test]
