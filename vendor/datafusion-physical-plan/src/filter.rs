@@ -617,13 +617,22 @@ impl ExecutionPlan for FilterExec {
         parent_filters: Vec<Arc<dyn PhysicalExpr>>,
         _config: &ConfigOptions,
     ) -> Result<FilterDescription> {
+        // Lake: with a projection, the parent's column `i` is the input's column
+        // `projection[i]`; upstream matched the parent's columns to the input's by name,
+        // which picks the first of two same-named input columns.
+        let parents = match &self.projection {
+            None => ChildFilterDescription::from_child(&parent_filters, self.input())?,
+            Some(projection) => ChildFilterDescription::from_child_with_child_indices(
+                &parent_filters,
+                projection.iter().copied().enumerate().collect(),
+                self.input(),
+            )?,
+        };
         if phase != FilterPushdownPhase::Pre {
-            let child =
-                ChildFilterDescription::from_child(&parent_filters, self.input())?;
-            return Ok(FilterDescription::new().with_child(child));
+            return Ok(FilterDescription::new().with_child(parents));
         }
 
-        let child = ChildFilterDescription::from_child(&parent_filters, self.input())?
+        let child = parents
             .with_self_filters(
                 split_conjunction(&self.predicate)
                     .into_iter()

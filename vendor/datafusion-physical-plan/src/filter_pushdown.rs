@@ -34,7 +34,7 @@
 //!
 //! See also datafusion/physical-optimizer/src/filter_pushdown.rs.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_schema::SchemaRef;
@@ -315,50 +315,47 @@ pub struct ChildFilterDescription {
 /// 1. Verify that all columns referenced by the filter exist in the target
 /// 2. Remap column indices to match the target schema
 ///
-/// `allowed_indices` controls which column indices (in the parent schema) are
-/// considered valid. For single-input nodes this defaults to
-/// `0..child_schema.len()` (all columns are reachable). For join nodes it is
-/// restricted to the subset of output columns that map to the target child,
-/// which is critical when different sides have same-named columns.
+/// Lake: columns are mapped by position, through `child_indices` (the index in the child
+/// of each parent column that is one of the child's columns), never by name. Upstream
+/// looked each column's name up in the child's schema, which picks the first of two
+/// same-named columns (a join's output holding `o.amount` and `p.amount`; the same column
+/// of a self join) and, for a semi/anti join, a non-key column of the other side named as
+/// the key: the filter then ran on another column and dropped rows the query needs
+/// (apache/datafusion#25244, #25296, fixed upstream by #25259 after 55).
 pub(crate) struct FilterRemapper {
     /// The target schema to remap column indices into.
     child_schema: SchemaRef,
-    /// Only columns at these indices (in the *parent* schema) are considered
-    /// valid. For non-join nodes this defaults to `0..child_schema.len()`.
-    allowed_indices: HashSet<usize>,
+    /// For each parent column index that maps to the child, its index in `child_schema`.
+    child_indices: HashMap<usize, usize>,
 }
 
 impl FilterRemapper {
-    /// Create a remapper that accepts any column whose index falls within
-    /// `0..child_schema.len()` and whose name exists in the target schema.
+    /// Create a remapper for a node whose output columns are its child's, in the same
+    /// positions (a filter, a sort, a repartition, one input of a union).
     pub(crate) fn new(child_schema: SchemaRef) -> Self {
-        let allowed_indices = (0..child_schema.fields().len()).collect();
+        let child_indices = (0..child_schema.fields().len()).map(|i| (i, i)).collect();
         Self {
             child_schema,
-            allowed_indices,
+            child_indices,
         }
     }
 
-    /// Create a remapper that only accepts columns at the given indices.
-    /// This is used by join nodes to restrict pushdown to one side of the
-    /// join when both sides have same-named columns.
-    fn with_allowed_indices(
+    /// Create a remapper that maps the parent column at index `p` to the child's column
+    /// `child_indices[&p]`; a filter naming any other parent column is not remapped.
+    pub(crate) fn with_child_indices(
         child_schema: SchemaRef,
-        allowed_indices: HashSet<usize>,
+        child_indices: HashMap<usize, usize>,
     ) -> Self {
         Self {
             child_schema,
-            allowed_indices,
+            child_indices,
         }
     }
 
     /// Try to remap a filter's column references to the target schema.
     ///
-    /// Validates and remaps in a single tree traversal: for each column,
-    /// checks that its index is in the allowed set and that
-    /// its name exists in the target schema, then remaps the index.
-    /// Returns `Some(remapped)` if all columns are valid, or `None` if any
-    /// column fails validation.
+    /// Returns `Some(remapped)` if every column maps to a column of the child, or `None` if
+    /// any column does not.
     pub(crate) fn try_remap(
         &self,
         filter: &Arc<dyn PhysicalExpr>,
@@ -366,16 +363,15 @@ impl FilterRemapper {
         let mut all_valid = true;
         let transformed = Arc::clone(filter).transform_down(|expr| {
             if let Some(col) = expr.downcast_ref::<Column>() {
-                if self.allowed_indices.contains(&col.index())
-                    && let Ok(new_index) = self.child_schema.index_of(col.name())
-                {
-                    Ok(Transformed::yes(Arc::new(Column::new(
-                        col.name(),
-                        new_index,
-                    ))))
-                } else {
-                    all_valid = false;
-                    Ok(Transformed::complete(expr))
+                match self.child_indices.get(&col.index()) {
+                    Some(&new_index) if new_index < self.child_schema.fields().len() => {
+                        let name = self.child_schema.field(new_index).name();
+                        Ok(Transformed::yes(Arc::new(Column::new(name, new_index))))
+                    }
+                    _ => {
+                        all_valid = false;
+                        Ok(Transformed::complete(expr))
+                    }
                 }
             } else {
                 Ok(Transformed::no(expr))
@@ -389,7 +385,8 @@ impl FilterRemapper {
 impl ChildFilterDescription {
     /// Build a child filter description by analyzing which parent filters can be pushed to a specific child.
     ///
-    /// This method performs column analysis to determine which filters can be pushed down:
+    /// For a node whose output columns are its child's in the same positions (Lake: the
+    /// columns are matched by position, see [`FilterRemapper`]):
     /// - If all columns referenced by a filter exist in the child's schema, it can be pushed down
     /// - Otherwise, it cannot be pushed down to that child
     ///
@@ -402,25 +399,16 @@ impl ChildFilterDescription {
         Self::remap_filters(parent_filters, &remapper)
     }
 
-    /// Like [`Self::from_child`], but restricts which parent-level columns are
-    /// considered reachable through this child.
-    ///
-    /// `allowed_indices` is the set of column indices (in the *parent*
-    /// schema) that map to this child's side of a join. A filter is only
-    /// eligible for pushdown when **every** column index it references
-    /// appears in `allowed_indices`.
-    ///
-    /// This prevents incorrect pushdown when different join sides have
-    /// columns with the same name: matching on index ensures a filter
-    /// referencing the right side's `k@2` is not pushed to the left side
-    /// which also has a column named `k` but at a different index.
-    pub fn from_child_with_allowed_indices(
+    /// Like [`Self::from_child`], for a node whose output columns are not its child's in
+    /// the same positions (a join, a projection, an aggregate): `child_indices` maps the
+    /// index of each parent column that is one of this child's columns to its index in the
+    /// child. A filter is only pushed down when **every** column it references is mapped.
+    pub fn from_child_with_child_indices(
         parent_filters: &[Arc<dyn PhysicalExpr>],
-        allowed_indices: HashSet<usize>,
+        child_indices: HashMap<usize, usize>,
         child: &Arc<dyn crate::ExecutionPlan>,
     ) -> Result<Self> {
-        let remapper =
-            FilterRemapper::with_allowed_indices(child.schema(), allowed_indices);
+        let remapper = FilterRemapper::with_child_indices(child.schema(), child_indices);
         Self::remap_filters(parent_filters, &remapper)
     }
 

@@ -45,7 +45,7 @@ use datafusion_common::config::ConfigOptions;
 use datafusion_common::tree_node::{
     Transformed, TransformedResult, TreeNode, TreeNodeRecursion,
 };
-use datafusion_common::{DataFusionError, JoinSide, Result, internal_err};
+use datafusion_common::{JoinSide, Result, internal_err};
 use datafusion_execution::TaskContext;
 use datafusion_expr::ExpressionPlacement;
 use datafusion_physical_expr::equivalence::ProjectionMapping;
@@ -201,25 +201,26 @@ impl ProjectionExec {
 
     /// Collect reverse alias mapping from projection expressions.
     /// The result hash map is a map from aliased Column in parent to original expr.
+    /// Each output column (by position) and the expression it is.
+    ///
+    /// Lake: upstream found each alias's position by name in the output schema, so of two
+    /// expressions with the same alias both mapped to the first position, the second's
+    /// expression replacing the first's: a filter on the first column was pushed down as a
+    /// filter on the second's expression.
     fn collect_reverse_alias(
         &self,
     ) -> Result<datafusion_common::HashMap<Column, Arc<dyn PhysicalExpr>>> {
-        let mut alias_map = datafusion_common::HashMap::new();
-        for projection in self.projection_expr().iter() {
-            let (aliased_index, _output_field) = self
-                .projector
-                .output_schema()
-                .column_with_name(&projection.alias)
-                .ok_or_else(|| {
-                    DataFusionError::Internal(format!(
-                        "Expr {} with alias {} not found in output schema",
-                        projection.expr, projection.alias
-                    ))
-                })?;
-            let aliased_col = Column::new(&projection.alias, aliased_index);
-            alias_map.insert(aliased_col, Arc::clone(&projection.expr));
-        }
-        Ok(alias_map)
+        Ok(self
+            .projection_expr()
+            .iter()
+            .enumerate()
+            .map(|(index, projection)| {
+                (
+                    Column::new(&projection.alias, index),
+                    Arc::clone(&projection.expr),
+                )
+            })
+            .collect())
     }
 
     fn with_new_children_and_same_properties(

@@ -1315,6 +1315,12 @@ impl AggregateExec {
                     aggr_index: i,
                     shared_bound: Arc::new(Mutex::new(ScalarValue::Null)),
                 });
+            } else {
+                // Lake: all or nothing, as for an aggregate that is not `min` / `max`. A
+                // filter made of the other aggregates' bounds dropped the rows this one
+                // needs: `SELECT min(k), max(id * 2)` answered `max` from the rows below
+                // `min(k)`'s bound (apache/datafusion#24816, fixed upstream by #24817).
+                return;
             }
         }
 
@@ -1692,8 +1698,25 @@ impl ExecutionPlan for AggregateExec {
         }
 
         // Build child filter description with both safe and unsafe filters
+        // Lake: the grouping column at output index `i` is the input column that grouping
+        // expression `i` reads (a grouping expression that is not a column maps to none);
+        // upstream matched the output's name to the input's columns, which picks the first
+        // of two same-named input columns (`GROUP BY b.k` over a join with `a.k` first).
         let child = self.children()[0];
-        let mut child_desc = ChildFilterDescription::from_child(&safe_filters, child)?;
+        let child_indices = self
+            .group_by
+            .expr()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (expr, _))| {
+                expr.downcast_ref::<Column>().map(|column| (i, column.index()))
+            })
+            .collect();
+        let mut child_desc = ChildFilterDescription::from_child_with_child_indices(
+            &safe_filters,
+            child_indices,
+            child,
+        )?;
 
         // Add unsafe filters as unsupported
         child_desc.parent_filters.extend(

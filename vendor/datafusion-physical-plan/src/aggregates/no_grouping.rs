@@ -105,11 +105,14 @@ impl AggregateStreamInner {
             Vec::with_capacity(filter_state.supported_accumulators_info.len());
 
         for acc_info in &filter_state.supported_accumulators_info {
-            // Skip if we don't yet have a meaningful bound
+            // Lake: an aggregate without a bound yet (no value seen, only NULLs) needs
+            // every row, so the filter keeps every row. Upstream left its term out of the
+            // disjunction, which made the filter the other aggregates' alone: `min(a),
+            // max(b)` dropped the rows of `b` at most its maximum before `a` had a value.
             let bound = {
                 let guard = acc_info.shared_bound.lock();
                 if (*guard).is_null() {
-                    continue;
+                    return Ok(lit(true));
                 }
                 guard.clone()
             };
@@ -255,10 +258,16 @@ fn scalar_cmp_null_short_circuit(
     v1: &ScalarValue,
     v2: &ScalarValue,
 ) -> Option<ScalarValue> {
-    match (v1, v2) {
-        (ScalarValue::Null, ScalarValue::Null) => Some(ScalarValue::Null),
-        (ScalarValue::Null, other) | (other, ScalarValue::Null) => Some(other.clone()),
-        _ => None,
+    // Lake: a typed NULL (`Int64(NULL)`, what a partition's accumulator evaluates to before
+    // it has seen a value) is no bound either. Upstream short-circuited only
+    // `ScalarValue::Null`, so a typed NULL reached `partial_cmp`, ordered below every
+    // value, and became the shared minimum for good, the filter then losing its lower
+    // bound (apache/datafusion#25147).
+    match (v1.is_null(), v2.is_null()) {
+        (true, true) => Some(ScalarValue::Null),
+        (true, false) => Some(v2.clone()),
+        (false, true) => Some(v1.clone()),
+        (false, false) => None,
     }
 }
 

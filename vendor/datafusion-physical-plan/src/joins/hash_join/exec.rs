@@ -15,7 +15,7 @@
 // specific language governing permissions and limitations
 // under the License.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fmt;
 use std::mem::size_of;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -1577,62 +1577,63 @@ impl ExecutionPlan for HashJoinExec {
             None => self.column_indices.clone(),
         };
 
-        let (mut left_allowed, mut right_allowed) = (HashSet::new(), HashSet::new());
-        column_indices
-            .iter()
-            .enumerate()
-            .for_each(|(output_idx, ci)| {
-                match ci.side {
-                    JoinSide::Left => left_allowed.insert(output_idx),
-                    JoinSide::Right => right_allowed.insert(output_idx),
-                    // Mark columns - don't allow pushdown to either side
-                    JoinSide::None => false,
-                };
-            });
+        // Lake: each side's map takes an output column to the child's column by position
+        // (`ColumnIndex::index`), never by name (see `FilterRemapper`).
+        let (mut left_indices, mut right_indices) = (HashMap::new(), HashMap::new());
+        for (output_idx, ci) in column_indices.iter().enumerate() {
+            match ci.side {
+                JoinSide::Left => left_indices.insert(output_idx, ci.index),
+                JoinSide::Right => right_indices.insert(output_idx, ci.index),
+                // Mark columns - don't allow pushdown to either side
+                JoinSide::None => None,
+            };
+        }
 
         // For semi/anti joins, the non-preserved side's columns are not in the
         // output, but filters on join key columns can still be pushed there.
-        // We find output columns that are join keys on the preserved side and
-        // add their output indices to the non-preserved side's allowed set.
-        // The name-based remap in FilterRemapper will then match them to the
-        // corresponding column in the non-preserved child's schema.
-        match self.join_type {
-            JoinType::LeftSemi | JoinType::LeftAnti => {
-                let left_key_indices: HashSet<usize> = self
-                    .on
-                    .iter()
-                    .filter_map(|(left_key, _)| {
-                        left_key.downcast_ref::<Column>().map(|c| c.index())
-                    })
-                    .collect();
+        // Lake: an output column that is a join key of the preserved side maps to the key
+        // it is paired with in `on` (when that key is a column). Upstream let the name
+        // decide, which put `q.k IN (0, 7)` on the other side's column named `k` where the
+        // key was `key2`. A null-aware anti join (`NOT IN`) takes none: a NULL key on the
+        // other side decides its answer and the filter would remove it.
+        let transfer = |preserved: JoinSide| {
+            let mut transferred = HashMap::new();
+            if self.null_aware {
+                return transferred;
+            }
+            for (left_key, right_key) in &self.on {
+                let (Some(left), Some(right)) = (
+                    left_key.downcast_ref::<Column>(),
+                    right_key.downcast_ref::<Column>(),
+                ) else {
+                    continue;
+                };
+                let (from, to) = match preserved {
+                    JoinSide::Left => (left.index(), right.index()),
+                    _ => (right.index(), left.index()),
+                };
                 for (output_idx, ci) in column_indices.iter().enumerate() {
-                    if ci.side == JoinSide::Left && left_key_indices.contains(&ci.index) {
-                        right_allowed.insert(output_idx);
+                    if ci.side == preserved && ci.index == from {
+                        transferred.insert(output_idx, to);
                     }
                 }
             }
+            transferred
+        };
+        match self.join_type {
+            JoinType::LeftSemi | JoinType::LeftAnti => {
+                right_indices.extend(transfer(JoinSide::Left));
+            }
             JoinType::RightSemi | JoinType::RightAnti => {
-                let right_key_indices: HashSet<usize> = self
-                    .on
-                    .iter()
-                    .filter_map(|(_, right_key)| {
-                        right_key.downcast_ref::<Column>().map(|c| c.index())
-                    })
-                    .collect();
-                for (output_idx, ci) in column_indices.iter().enumerate() {
-                    if ci.side == JoinSide::Right && right_key_indices.contains(&ci.index)
-                    {
-                        left_allowed.insert(output_idx);
-                    }
-                }
+                left_indices.extend(transfer(JoinSide::Right));
             }
             _ => {}
         }
 
         let left_child = if left_preserved {
-            ChildFilterDescription::from_child_with_allowed_indices(
+            ChildFilterDescription::from_child_with_child_indices(
                 &parent_filters,
-                left_allowed,
+                left_indices,
                 self.left(),
             )?
         } else {
@@ -1640,9 +1641,9 @@ impl ExecutionPlan for HashJoinExec {
         };
 
         let mut right_child = if right_preserved {
-            ChildFilterDescription::from_child_with_allowed_indices(
+            ChildFilterDescription::from_child_with_child_indices(
                 &parent_filters,
-                right_allowed,
+                right_indices,
                 self.right(),
             )?
         } else {
