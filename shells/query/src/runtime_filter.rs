@@ -32,9 +32,10 @@
 //! anyway (the join still joins, the top-k still sorts), so applying it changes no answer,
 //! and dropping it is always safe. So a filter whose evaluation fails on a batch (its
 //! expression can fail on rows that a `WHERE` applied above the scan removes) is no longer
-//! evaluated in that partition, and the batch goes on whole. [`ExecutionPlan::reset_state`], which DataFusion calls
-//! before it runs a plan again (the recursive term of `WITH RECURSIVE`, a scalar subquery),
-//! clears the filters along with the join's own.
+//! evaluated in that partition, and the batch goes on whole. And
+//! [`ExecutionPlan::reset_state`], which DataFusion calls before it runs a plan again (the
+//! recursive term of `WITH RECURSIVE`, a scalar subquery), clears the filters along with
+//! the join's own.
 //!
 //! Plans show the node as `RuntimeFilter: [DynamicFilter [ … ]]`; `EXPLAIN ANALYZE` counts
 //! the rows it removed (`rows_removed`).
