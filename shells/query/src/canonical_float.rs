@@ -27,17 +27,19 @@
 //! stored and returned as they are: only what is compared is canonical. Remove this rule
 //! once Lake is on a DataFusion release with #22835 and one NaN.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 
 use arrow::array::{ArrayRef, AsArray, PrimitiveArray};
 use arrow::datatypes::{ArrowPrimitiveType, DataType, Float32Type, Float64Type};
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Column, DFSchema, Result, ScalarValue, exec_err};
 use datafusion::logical_expr::expr::{Between, InList, ScalarFunction, Sort};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::utils::{conjunction, split_conjunction_owned};
 use datafusion::logical_expr::{
-    Aggregate, BinaryExpr, ColumnarValue, Distinct, Expr, ExprSchemable, Join, LogicalPlan,
+    Aggregate, BinaryExpr, ColumnarValue, Distinct, Expr, ExprSchemable, Filter, Join, LogicalPlan,
     Operator, Projection, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
     Window,
 };
@@ -429,8 +431,71 @@ fn rewrite_node(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
         }
         LogicalPlan::Distinct(Distinct::All(input)) => distinct_input(&input)
             .map(|t| t.update_data(|i| LogicalPlan::Distinct(Distinct::All(i)))),
+        LogicalPlan::Filter(filter) if filter.predicate.contains_outer() => {
+            correlated_filter(filter)
+        }
         other => Ok(Transformed::no(other)),
     })
+}
+
+/// Names of the columns [`correlated_filter`] adds, unique within the process.
+static NEXT_CANONICAL_COLUMN: AtomicU64 = AtomicU64::new(0);
+
+/// A subquery's filter that reads the outer query (`WHERE t.d = o.d`), with the canonical
+/// values of its own float expressions computed as columns below it:
+/// `Projection(t.*) ← Filter(__lake_canonical_float_N = canonical_float(outer_ref(o.d)))
+/// ← Projection(t.*, canonical_float(t.d) AS __lake_canonical_float_N) ← input`.
+///
+/// DataFusion decorrelates a scalar subquery over an aggregate (`(SELECT count(*) FROM t
+/// WHERE t.d = o.d)`) only when the inner side of each correlated equality is a column or a
+/// cast of one (`can_pullup_over_aggregation` in datafusion-optimizer's `decorrelate.rs`): it
+/// then groups by that column and joins on it. As a column, the canonical value is what the
+/// aggregate groups by, so `-0.0` and `0.0` rows make one group for one outer row; grouping
+/// by `t.d` itself and joining on its canonical value would make two. The projection above
+/// keeps the filter's schema as it was.
+fn correlated_filter(filter: Filter) -> Result<Transformed<LogicalPlan>> {
+    let inner_canonical = |e: &Expr| is_canonical(e) && !e.contains_outer() && e.any_column_refs();
+    let mut projected = Vec::new();
+    let conjuncts = split_conjunction_owned(filter.predicate.clone())
+        .into_iter()
+        .map(|conjunct| {
+            if !conjunct.contains_outer() {
+                return Ok(conjunct);
+            }
+            conjunct
+                .transform_down(|e| {
+                    if !inner_canonical(&e) {
+                        return Ok(Transformed::no(e));
+                    }
+                    let n = NEXT_CANONICAL_COLUMN.fetch_add(1, Ordering::Relaxed);
+                    let name = format!("__lake_canonical_float_{n}");
+                    projected.push(e.alias(&name));
+                    Ok(Transformed::new(
+                        Expr::Column(Column::new_unqualified(name)),
+                        true,
+                        TreeNodeRecursion::Jump,
+                    ))
+                })
+                .data()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let Some(predicate) = conjunction(conjuncts).filter(|_| !projected.is_empty()) else {
+        return Ok(Transformed::no(LogicalPlan::Filter(filter)));
+    };
+    let columns: Vec<Expr> = filter
+        .input
+        .schema()
+        .columns()
+        .into_iter()
+        .map(Expr::Column)
+        .collect();
+    let below = Projection::try_new(
+        columns.iter().cloned().chain(projected).collect(),
+        filter.input,
+    )?;
+    let filter = Filter::try_new(predicate, Arc::new(LogicalPlan::Projection(below)))?;
+    let above = Projection::try_new(columns, Arc::new(LogicalPlan::Filter(filter)))?;
+    Ok(Transformed::yes(LogicalPlan::Projection(above)))
 }
 
 /// Float grouping keys and float arguments of DISTINCT aggregates, canonical.
@@ -601,7 +666,7 @@ fn distinct_input(input: &Arc<LogicalPlan>) -> Result<Transformed<Arc<LogicalPla
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::{Float64Array, RecordBatch, StringArray};
+    use arrow::array::{Array, Float64Array, RecordBatch, StringArray};
     use arrow::datatypes::{Field, Schema};
     use datafusion::datasource::MemTable;
     use datafusion::prelude::{SessionConfig, SessionContext};
@@ -731,6 +796,84 @@ mod tests {
             })
             .collect();
         assert_eq!(values, ["Some(0.0)", "Some(1.0)", "Some(NaN)"]);
+    }
+
+    /// A scalar subquery over an aggregate, correlated on floats, is decorrelated (it was
+    /// refused: DataFusion pulls a correlation above an aggregate only from a column), and
+    /// `-0.0` and `0.0` rows, in two partitions, count as one value for one outer row: the
+    /// aggregate groups by the canonical value, not by the column.
+    #[tokio::test]
+    async fn a_scalar_subquery_correlated_on_floats_counts_both_zeros_for_each_outer_row() {
+        let config = SessionConfig::new().with_target_partitions(2);
+        let ctx = SessionContext::new_with_config(config);
+        ctx.add_analyzer_rule(Arc::new(CanonicalFloats));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, true),
+            Field::new("d", DataType::Float64, true),
+        ]));
+        let batch = |k: Vec<i64>, d: Vec<f64>| {
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(arrow::array::Int64Array::from(k)),
+                    Arc::new(Float64Array::from(d)),
+                ],
+            )
+            .expect("batch")
+        };
+        let inner = vec![
+            vec![batch(vec![1, 2, 3], vec![-0.0, 1.0, 0.0])],
+            vec![batch(vec![4, 5, 6], vec![0.0, -0.0, f64::NAN])],
+        ];
+        let outer = vec![vec![batch(
+            vec![1, 2, 3, 4, 5],
+            vec![0.0, -0.0, 1.0, 5.0, -f64::NAN],
+        )]];
+        for (name, partitions) in [("t", inner), ("o", outer)] {
+            let table = MemTable::try_new(schema.clone(), partitions).expect("table");
+            ctx.register_table(name, Arc::new(table)).expect("register");
+        }
+        for (sql, expected) in [
+            (
+                "SELECT o.k, (SELECT count(*) FROM t WHERE t.d = o.d) FROM o ORDER BY o.k",
+                vec![
+                    (1, Some(4)),
+                    (2, Some(4)),
+                    (3, Some(1)),
+                    (4, Some(0)),
+                    (5, Some(1)),
+                ],
+            ),
+            (
+                "SELECT o.k, (SELECT max(t.k) FROM t WHERE t.d = o.d AND t.k < 5) FROM o ORDER BY o.k",
+                vec![
+                    (1, Some(4)),
+                    (2, Some(4)),
+                    (3, Some(2)),
+                    (4, None),
+                    (5, None),
+                ],
+            ),
+        ] {
+            let batches = ctx
+                .sql(sql)
+                .await
+                .expect("plans")
+                .collect()
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            let rows: Vec<(i64, Option<i64>)> = batches
+                .iter()
+                .flat_map(|b| {
+                    let keys = b.column(0).as_primitive::<arrow::datatypes::Int64Type>();
+                    let values = b.column(1).as_primitive::<arrow::datatypes::Int64Type>();
+                    (0..b.num_rows())
+                        .map(|i| (keys.value(i), (!values.is_null(i)).then(|| values.value(i))))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            assert_eq!(rows, expected, "{sql}");
+        }
     }
 
     #[test]
