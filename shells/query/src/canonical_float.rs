@@ -21,7 +21,10 @@
 //!   grouping key, a float argument of a DISTINCT aggregate, a float equi-join key, a float
 //!   `PARTITION BY` or `ORDER BY` key (of a query or a window) is wrapped in
 //!   [`canonical_float`]`(e)`: `-0.0` becomes `0.0` and every NaN the positive quiet NaN;
-//! * `SELECT DISTINCT` (and `UNION`) canonicalizes its float columns below it.
+//! * `SELECT DISTINCT` (and `UNION`) canonicalizes its float columns below it;
+//! * a subquery's filter that reads the outer query computes the canonical values of its
+//!   own side as columns below it, so DataFusion can decorrelate it over an aggregate
+//!   (`correlated_filter`).
 //!
 //! Output names stay as written (DataFusion's `NamePreserver`). Values themselves are
 //! stored and returned as they are: only what is compared is canonical. Remove this rule
