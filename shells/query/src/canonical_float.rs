@@ -674,6 +674,15 @@ mod tests {
     use datafusion::datasource::MemTable;
     use datafusion::prelude::{SessionConfig, SessionContext};
 
+    /// A session with [`CanonicalFloats`] that plans for two partitions, so a float value
+    /// and its other zero or NaN can meet in different partitions.
+    fn two_partition_context() -> SessionContext {
+        let config = SessionConfig::new().with_target_partitions(2);
+        let ctx = SessionContext::new_with_config(config);
+        ctx.add_analyzer_rule(Arc::new(CanonicalFloats));
+        ctx
+    }
+
     /// A DISTINCT float column that a filter makes constant, ordered by over two
     /// partitions (the case the differential suite's generated queries found on an Iceberg
     /// table): it plans and gives the rows DuckDB gives. And DISTINCT floats ordered with a
@@ -682,9 +691,7 @@ mod tests {
     /// top-k aggregation that keeps NaNs of two partitions apart).
     #[tokio::test]
     async fn ordering_by_a_distinct_float_that_a_filter_makes_constant_plans_and_runs() {
-        let config = SessionConfig::new().with_target_partitions(2);
-        let ctx = SessionContext::new_with_config(config);
-        ctx.add_analyzer_rule(Arc::new(CanonicalFloats));
+        let ctx = two_partition_context();
         let schema = Arc::new(Schema::new(vec![
             Field::new("i", DataType::Int64, true),
             Field::new("s", DataType::Utf8, true),
@@ -807,9 +814,7 @@ mod tests {
     /// aggregate groups by the canonical value, not by the column.
     #[tokio::test]
     async fn a_scalar_subquery_correlated_on_floats_counts_both_zeros_for_each_outer_row() {
-        let config = SessionConfig::new().with_target_partitions(2);
-        let ctx = SessionContext::new_with_config(config);
-        ctx.add_analyzer_rule(Arc::new(CanonicalFloats));
+        let ctx = two_partition_context();
         let schema = Arc::new(Schema::new(vec![
             Field::new("k", DataType::Int64, true),
             Field::new("d", DataType::Float64, true),
