@@ -552,10 +552,7 @@ async fn dictionary_encoded_fixed_width_columns_read_back_exactly() {
         .iter()
         .map(|i| (i % 5) as i128 * 10_i128.pow(30) - 1)
         .collect();
-    let nullable: Vec<Option<i64>> = ids
-        .iter()
-        .map(|i| (i % 4 != 0).then_some(i % 3))
-        .collect();
+    let nullable: Vec<Option<i64>> = ids.iter().map(|i| (i % 4 != 0).then_some(i % 3)).collect();
     let modes = ["AIR", "", "REG AIR", "TRUCK", "MAIL", "FOB", "SHIP", "RAIL"];
     let strings: Vec<&str> = ids.iter().map(|i| modes[(i % 8) as usize]).collect();
     let nullable_strings: Vec<Option<&str>> = ids

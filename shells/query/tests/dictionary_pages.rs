@@ -1,0 +1,102 @@
+//! Lance's decode of a dictionary page (`DictionaryDataBlock::decode`) as the vendored
+//! `lance-encoding` does it (vendor/README.md): a typed gather for fixed-width values and
+//! one pass for strings give each index's value in order, and a page that is corrupt (an
+//! index past the dictionary, offsets that go backwards) is an error, never a panic of the
+//! replica reading it.
+
+use lance_encoding::buffer::LanceBuffer;
+use lance_encoding::data::{
+    BlockInfo, DataBlock, DictionaryDataBlock, FixedWidthDataBlock, VariableWidthBlock,
+};
+
+fn indices(values: &[u8]) -> FixedWidthDataBlock {
+    FixedWidthDataBlock {
+        data: LanceBuffer::copy_slice(values),
+        bits_per_value: 8,
+        num_values: values.len() as u64,
+        block_info: BlockInfo::new(),
+    }
+}
+
+fn fixed_width(values: Vec<i128>) -> DataBlock {
+    let num_values = values.len() as u64;
+    DataBlock::FixedWidth(FixedWidthDataBlock {
+        data: LanceBuffer::reinterpret_vec(values),
+        bits_per_value: 128,
+        num_values,
+        block_info: BlockInfo::new(),
+    })
+}
+
+fn strings(values: &[&str], offsets: Vec<i32>) -> DataBlock {
+    DataBlock::VariableWidth(VariableWidthBlock {
+        data: LanceBuffer::copy_slice(values.concat().as_bytes()),
+        offsets: LanceBuffer::reinterpret_vec(offsets),
+        bits_per_offset: 32,
+        num_values: values.len() as u64,
+        block_info: BlockInfo::new(),
+    })
+}
+
+fn decode(indices: FixedWidthDataBlock, dictionary: DataBlock) -> lance_core::Result<DataBlock> {
+    DictionaryDataBlock {
+        indices,
+        dictionary: Box::new(dictionary),
+    }
+    .decode()
+}
+
+#[test]
+fn a_decimal_dictionary_decodes_each_index_to_its_value() {
+    // DECIMAL(15, 2) values as TPC-H's l_discount, and one past 64 bits.
+    let dictionary = vec![5, 0, -7, 10_i128.pow(30)];
+    let decoded = decode(
+        indices(&[2, 0, 0, 3, 1, 2]),
+        fixed_width(dictionary.clone()),
+    )
+    .expect("decode");
+    let DataBlock::FixedWidth(decoded) = decoded else {
+        panic!("not fixed-width: {decoded:?}");
+    };
+    assert_eq!(decoded.bits_per_value, 128);
+    assert_eq!(decoded.num_values, 6);
+    let values = decoded.data.borrow_to_typed_slice::<i128>();
+    let expected: Vec<i128> = [2, 0, 0, 3, 1, 2].iter().map(|&i| dictionary[i]).collect();
+    assert_eq!(&values[..], &expected[..]);
+}
+
+#[test]
+fn a_string_dictionary_decodes_each_index_to_its_bytes_with_offsets_from_zero() {
+    let values = ["AIR", "", "REG AIR"];
+    let decoded = decode(
+        indices(&[2, 1, 0, 0, 2]),
+        strings(&values, vec![0, 3, 3, 10]),
+    )
+    .expect("decode");
+    let DataBlock::VariableWidth(decoded) = decoded else {
+        panic!("not variable-width: {decoded:?}");
+    };
+    assert_eq!(decoded.num_values, 5);
+    assert_eq!(decoded.bits_per_offset, 32);
+    assert_eq!(&decoded.data[..], b"REG AIRAIRAIRREG AIR");
+    let offsets = decoded.offsets.borrow_to_typed_slice::<i32>();
+    assert_eq!(&offsets[..], &[0, 7, 7, 10, 13, 20]);
+}
+
+#[test]
+fn an_index_past_the_dictionary_is_an_error() {
+    let error =
+        decode(indices(&[0, 4]), fixed_width(vec![1, 2, 3, 4])).expect_err("index 4 of 4 values");
+    assert!(error.to_string().contains("past the dictionary"), "{error}");
+    let error = decode(indices(&[3]), strings(&["a", "b", "c"], vec![0, 1, 2, 3]))
+        .expect_err("index 3 of 3 values");
+    assert!(error.to_string().contains("past the dictionary"), "{error}");
+}
+
+#[test]
+fn string_offsets_that_go_backwards_or_past_the_bytes_are_an_error() {
+    // "ab", then an offset before the previous one.
+    assert!(decode(indices(&[0]), strings(&["ab", "c"], vec![0, 2, 1])).is_err());
+    // The last offset past the 3 bytes there are.
+    assert!(decode(indices(&[1]), strings(&["ab", "c"], vec![0, 2, 9])).is_err());
+}
