@@ -71,8 +71,13 @@ async fn dataset(dir: &std::path::Path) -> Arc<Dataset> {
     Arc::new(ds)
 }
 
+/// The batches `sql` returns, panicking with the statement on an error.
+async fn collect(ctx: &SessionContext, sql: &str) -> Vec<RecordBatch> {
+    ctx.sql(sql).await.expect(sql).collect().await.expect(sql)
+}
+
 async fn scalar(ctx: &SessionContext, sql: &str) -> i64 {
-    let batches = ctx.sql(sql).await.expect(sql).collect().await.expect(sql);
+    let batches = collect(ctx, sql).await;
     let column = batches[0].column(0);
     let values = column
         .as_any()
@@ -122,13 +127,7 @@ async fn every_row_is_read_once_at_any_partition_count() {
             "{at}"
         );
         // A limit keeps Lance's single partition and still returns exactly that many rows.
-        let limited = ctx
-            .sql("SELECT id FROM t WHERE id % 2 = 0 LIMIT 17")
-            .await
-            .expect("limit")
-            .collect()
-            .await
-            .expect("limit");
+        let limited = collect(&ctx, "SELECT id FROM t WHERE id % 2 = 0 LIMIT 17").await;
         let rows: Vec<i64> = limited
             .iter()
             .flat_map(|b| {
@@ -596,13 +595,7 @@ async fn dictionary_encoded_fixed_width_columns_read_back_exactly() {
     let ctx = SessionContext::new();
     ctx.register_table("t", Arc::new(LanceTable::new(ds)))
         .expect("register");
-    let read = ctx
-        .sql("SELECT * FROM t ORDER BY id")
-        .await
-        .expect("plan")
-        .collect()
-        .await
-        .expect("scan");
+    let read = collect(&ctx, "SELECT * FROM t ORDER BY id").await;
     let read = arrow::compute::concat_batches(&read[0].schema(), &read).expect("concat");
     assert_eq!(read.num_rows(), N as usize);
     for (i, field) in written.schema().fields().iter().enumerate() {
