@@ -100,3 +100,54 @@ fn string_offsets_that_go_backwards_or_past_the_bytes_are_an_error() {
     // The last offset past the 3 bytes there are.
     assert!(decode(indices(&[1]), strings(&["ab", "c"], vec![0, 2, 9])).is_err());
 }
+
+#[test]
+fn string_dictionaries_of_every_value_width_decode_to_their_bytes() {
+    // The widest value picks how the bytes are moved (up to 8, 16 or 32 bytes at a time, or
+    // one copy each past 32); a value ending at the dictionary's last byte must not read or
+    // leave anything past it.
+    let cases: [&[&str]; 5] = [
+        &["R", "", "AIR", "TRUCK", "12345678"],
+        &["DELIVER IN PERSON", "NONE", "", "COLLECT COD", "x"],
+        &[
+            "LARGE PLATED STEEL",
+            "",
+            "PROMO BURNISHED COPPER",
+            "y",
+            "0123456789abcdef0123456789abcdef",
+        ],
+        &[
+            "furiously express packages wake.",
+            "",
+            "z",
+            "a comment past thirty-two bytes long",
+            "q",
+        ],
+        &["", ""],
+    ];
+    let picks: Vec<u8> = vec![4, 0, 1, 1, 3, 2, 4, 4, 0, 3, 2, 1];
+    for values in cases {
+        let mut offsets = vec![0_i32];
+        for value in values {
+            offsets.push(offsets.last().unwrap() + value.len() as i32);
+        }
+        let picks: Vec<u8> = picks.iter().map(|&i| i % values.len() as u8).collect();
+        let decoded = decode(indices(&picks), strings(values, offsets)).expect("decode");
+        let DataBlock::VariableWidth(decoded) = decoded else {
+            panic!("not variable-width: {decoded:?}");
+        };
+        let expected: Vec<&str> = picks.iter().map(|&i| values[i as usize]).collect();
+        assert_eq!(decoded.num_values, picks.len() as u64, "{values:?}");
+        assert_eq!(
+            &decoded.data[..],
+            expected.concat().as_bytes(),
+            "{values:?}"
+        );
+        let mut expected_offsets = vec![0_i32];
+        for value in &expected {
+            expected_offsets.push(expected_offsets.last().unwrap() + value.len() as i32);
+        }
+        let offsets = decoded.offsets.borrow_to_typed_slice::<i32>();
+        assert_eq!(&offsets[..], &expected_offsets[..], "{values:?}");
+    }
+}

@@ -1104,9 +1104,16 @@ fn gather_fixed_width<T: ArrowNativeType, K: ArrowNativeType>(
 
 /// Lake: `indices` looked up in `dictionary`, a variable-width block with `O` offsets: the
 /// values copied one after the other with offsets from 0, as the generic path's builder
-/// makes them, in one pass. `Some` of the block or of the generic path's errors (offsets
-/// that are not valid, an index past the end, bytes past `O`'s range); `None` when `O` is
-/// not the dictionary's offset width.
+/// makes them. `Some` of the block or of the generic path's errors (offsets that are not
+/// valid, an index past the end, bytes past `O`'s range); `None` when `O` is not the
+/// dictionary's offset width.
+///
+/// A first pass checks every index and sums the lengths, so the bytes are allocated once at
+/// their exact size. When no value is longer than 32 bytes (flags, modes, codes: the
+/// columns Lance dictionary-encodes), each value is copied as a fixed 8, 16 or 32 bytes
+/// from a zero-padded copy of the dictionary and the write position advances by its
+/// length, so the next value overwrites the padding: one fixed-size move per value instead
+/// of a call to `memcpy` for a few bytes.
 fn gather_variable_width<O: OffsetSizeTrait + bytemuck::Pod, K: ArrowNativeType>(
     dictionary: &VariableWidthBlock,
     indices: &[K],
@@ -1119,31 +1126,46 @@ fn gather_variable_width<O: OffsetSizeTrait + bytemuck::Pod, K: ArrowNativeType>
     }
     let offsets = dictionary.offsets.borrow_to_typed_view::<O>();
     let values = dictionary.num_values as usize;
-    let mut gathered_offsets = Vec::with_capacity(indices.len() + 1);
-    gathered_offsets.push(O::usize_as(0));
-    let average = dictionary.data.len() / values.max(1);
-    let mut bytes = Vec::with_capacity(average.saturating_mul(indices.len()));
+    // Each value's byte range in `dictionary.data` (in bounds: the offsets were validated).
+    let spans: Vec<std::ops::Range<usize>> = (0..values)
+        .map(|i| offsets[i].as_usize()..offsets[i + 1].as_usize())
+        .collect();
+    let mut total = 0usize;
     for index in indices {
-        let Some(i) = index.to_usize().filter(|&i| i < values) else {
+        let Some(span) = index.to_usize().and_then(|i| spans.get(i)) else {
             return Some(Err(lance_core::Error::corrupt_file_named(
                 "dictionary",
                 format!("dictionary index {index:?} is past the dictionary's {values} values"),
             )));
         };
-        bytes.extend_from_slice(&dictionary.data[offsets[i].as_usize()..offsets[i + 1].as_usize()]);
-        let Some(end) = O::from_usize(bytes.len()) else {
-            return Some(Err(Error::not_supported_source(
-                format!(
-                    "decoding a dictionary would require {} bytes, which exceeds the capacity \
-                     of {}-bit offsets",
-                    bytes.len(),
-                    O::get_byte_width() * 8
-                )
-                .into(),
-            )));
-        };
-        gathered_offsets.push(end);
+        total += span.len();
     }
+    if O::from_usize(total).is_none() {
+        return Some(Err(Error::not_supported_source(
+            format!(
+                "decoding a dictionary would require {total} bytes, which exceeds the capacity \
+                 of {}-bit offsets",
+                O::get_byte_width() * 8
+            )
+            .into(),
+        )));
+    }
+    let widest = spans.iter().map(|span| span.len()).max().unwrap_or(0);
+    let (bytes, gathered_offsets) = match widest {
+        0..=8 => gather_padded::<O, K, 8>(&dictionary.data, &spans, indices, total),
+        9..=16 => gather_padded::<O, K, 16>(&dictionary.data, &spans, indices, total),
+        17..=32 => gather_padded::<O, K, 32>(&dictionary.data, &spans, indices, total),
+        _ => {
+            let mut bytes = Vec::with_capacity(total);
+            let mut gathered_offsets = Vec::with_capacity(indices.len() + 1);
+            gathered_offsets.push(O::usize_as(0));
+            for index in indices {
+                bytes.extend_from_slice(&dictionary.data[spans[index.as_usize()].clone()]);
+                gathered_offsets.push(O::usize_as(bytes.len()));
+            }
+            (bytes, gathered_offsets)
+        }
+    };
     Some(Ok(DataBlock::VariableWidth(VariableWidthBlock {
         data: LanceBuffer::from(bytes),
         offsets: LanceBuffer::reinterpret_vec(gathered_offsets),
@@ -1151,6 +1173,33 @@ fn gather_variable_width<O: OffsetSizeTrait + bytemuck::Pod, K: ArrowNativeType>
         num_values: indices.len() as u64,
         block_info: BlockInfo::new(),
     })))
+}
+
+/// Lake: the bytes and offsets (from 0) of `indices` looked up in `spans` of `data`, every
+/// span at most `W` bytes and every index in `spans` (checked by the caller), `total` the
+/// sum of their lengths (which fits `O`): each value moved as `W` bytes from a copy of
+/// `data` padded with `W` zeros, the next value written over the bytes past its end.
+fn gather_padded<O: OffsetSizeTrait, K: ArrowNativeType, const W: usize>(
+    data: &[u8],
+    spans: &[std::ops::Range<usize>],
+    indices: &[K],
+    total: usize,
+) -> (Vec<u8>, Vec<O>) {
+    let mut padded = Vec::with_capacity(data.len() + W);
+    padded.extend_from_slice(data);
+    padded.resize(data.len() + W, 0);
+    let mut bytes = vec![0u8; total + W];
+    let mut gathered_offsets = Vec::with_capacity(indices.len() + 1);
+    gathered_offsets.push(O::usize_as(0));
+    let mut end = 0usize;
+    for index in indices {
+        let span = &spans[index.as_usize()];
+        bytes[end..end + W].copy_from_slice(&padded[span.start..span.start + W]);
+        end += span.len();
+        gathered_offsets.push(O::usize_as(end));
+    }
+    bytes.truncate(total);
+    (bytes, gathered_offsets)
 }
 
 impl DictionaryDataBlock {
