@@ -1064,6 +1064,15 @@ pub struct DictionaryDataBlock {
     pub dictionary: Box<DataBlock>,
 }
 
+/// Lake: the error for a dictionary `index` at or past the dictionary's `values` values
+/// (a corrupt page), as both gathers report it.
+fn past_dictionary<K: ArrowNativeType>(index: &K, values: usize) -> Error {
+    lance_core::Error::corrupt_file_named(
+        "dictionary",
+        format!("dictionary index {index:?} is past the dictionary's {values} values"),
+    )
+}
+
 /// Lake: `indices` looked up in `dictionary`, whose values are `T`-wide: `Some` of the
 /// decoded block, or of an error naming the first index past the dictionary's end; `None`
 /// when `T` is not the dictionary's width (the caller decodes generically).
@@ -1083,15 +1092,7 @@ fn gather_fixed_width<T: ArrowNativeType, K: ArrowNativeType>(
     for index in indices {
         match index.to_usize().and_then(|i| values.get(i)) {
             Some(value) => gathered.push(*value),
-            None => {
-                return Some(Err(lance_core::Error::corrupt_file_named(
-                    "dictionary",
-                    format!(
-                        "dictionary index {index:?} is past the dictionary's {} values",
-                        values.len()
-                    ),
-                )));
-            }
+            None => return Some(Err(past_dictionary(index, values.len()))),
         }
     }
     Some(Ok(DataBlock::FixedWidth(FixedWidthDataBlock {
@@ -1133,10 +1134,7 @@ fn gather_variable_width<O: OffsetSizeTrait + bytemuck::Pod, K: ArrowNativeType>
     let mut total = 0usize;
     for index in indices {
         let Some(span) = index.to_usize().and_then(|i| spans.get(i)) else {
-            return Some(Err(lance_core::Error::corrupt_file_named(
-                "dictionary",
-                format!("dictionary index {index:?} is past the dictionary's {values} values"),
-            )));
+            return Some(Err(past_dictionary(index, values)));
         };
         total += span.len();
     }
