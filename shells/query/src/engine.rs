@@ -381,6 +381,7 @@ fn analyzer_rules() -> Vec<Arc<dyn datafusion::optimizer::AnalyzerRule + Send + 
     rules.push(Arc::new(crate::decimal_literals::DecimalLiterals));
     rules.push(Arc::new(crate::checked_integers::CheckedIntegers));
     rules.push(Arc::new(crate::canonical_float::CanonicalFloats));
+    rules.push(Arc::new(crate::group_views::GroupViews));
     rules
 }
 

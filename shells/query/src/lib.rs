@@ -24,6 +24,7 @@ mod error;
 pub mod exact_sums;
 pub mod files;
 pub mod flight;
+pub mod group_views;
 pub mod iceberg;
 pub mod index;
 pub mod jwt;
