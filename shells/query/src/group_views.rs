@@ -55,7 +55,8 @@ fn grouped_on_views(aggregate: Aggregate) -> Result<Transformed<LogicalPlan>> {
         if matches!(expr, Expr::GroupingSet(_)) {
             return Ok(Transformed::no(LogicalPlan::Aggregate(aggregate)));
         }
-        viewed.push(expr.get_type(input_schema)? == DataType::Utf8);
+        // A key whose type is not known yet (an unbound placeholder) stays as it is.
+        viewed.push(matches!(expr.get_type(input_schema), Ok(DataType::Utf8)));
     }
     if !viewed.contains(&true) {
         return Ok(Transformed::no(LogicalPlan::Aggregate(aggregate)));
