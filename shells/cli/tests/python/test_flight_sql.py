@@ -169,6 +169,26 @@ WHERE l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01'
 """
 
 
+def test_string_group_keys_stay_string_on_the_wire(server, conn):
+    # Aggregates group on views of their string keys (group_views.rs) and cast them back:
+    # the FlightInfo schema and the stream both say string, as the catalog does.
+    client = flight_client(server)
+    sql = ("SELECT r_name, n_name, count(*) AS n FROM lake.tpch.nation "
+           "JOIN lake.tpch.region ON n_regionkey = r_regionkey "
+           "GROUP BY r_name, n_name ORDER BY r_name, n_name LIMIT 3")
+    info = client.get_flight_info(fl.FlightDescriptor.for_command(statement_query_cmd(sql)))
+    table = client.do_get(info.endpoints[0].ticket).read_all()
+    assert info.schema == table.schema
+    assert [f.type for f in table.schema] == [pa.string(), pa.string(), pa.int64()]
+    assert table.to_pylist() == [{"r_name": "AFRICA", "n_name": "ALGERIA", "n": 1},
+                                 {"r_name": "AFRICA", "n_name": "ETHIOPIA", "n": 1},
+                                 {"r_name": "AFRICA", "n_name": "KENYA", "n": 1}]
+    # A bound string parameter as the key.
+    grouped = query(conn, "SELECT ? AS x, count(*) AS n FROM tpch.nation GROUP BY 1", ("a",))
+    assert grouped.schema.field("x").type == pa.string()
+    assert grouped.to_pylist() == [{"x": "a", "n": 25}]
+
+
 def _rows(table):
     return [tuple(decimal.Decimal(str(v)) if isinstance(v, (float, decimal.Decimal)) else v
                   for v in row.values()) for row in table.to_pylist()]
