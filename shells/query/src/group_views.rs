@@ -14,8 +14,9 @@
 //! table works on views. Casting `Utf8` to `Utf8View` builds one view per row over the same
 //! bytes; the cast back copies the bytes of each group's key once.
 //!
-//! Grouping sets (`ROLLUP`, `CUBE`, `GROUPING SETS`) are left as they are: their keys are
-//! shared with `grouping()`.
+//! Aggregates with grouping sets (`ROLLUP`, `CUBE`, `GROUPING SETS`) are left as they are:
+//! their output carries a grouping id after the keys, and `grouping(key)` names the keys as
+//! written.
 
 use std::sync::Arc;
 
@@ -28,7 +29,11 @@ use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{Aggregate, Expr, ExprSchemable, LogicalPlan, Projection};
 use datafusion::optimizer::AnalyzerRule;
 
-/// See the module docs.
+/// The analyzer rule of the [module docs](self): every `Aggregate` without grouping sets
+/// whose group keys include `Utf8` expressions becomes `Projection(CAST(key AS Utf8) …)`
+/// over the same `Aggregate` grouped by `CAST(key AS Utf8View)`, with the original output
+/// schema (names, qualifiers, types). It never fails a plan that planned without it: a key
+/// whose type cannot be computed yet is left as it is.
 #[derive(Debug, Default)]
 pub struct GroupViews;
 
@@ -243,14 +248,7 @@ mod tests {
             assert_eq!(text, expected.join("\n"), "{sql}");
             assert_eq!((text, types), answer(&without, sql).await, "{sql}");
         }
-        let plan = with
-            .sql("EXPLAIN SELECT k, s, sum(v) FROM t GROUP BY k, s")
-            .await
-            .expect("plan")
-            .collect()
-            .await
-            .expect("explain");
-        let plan = pretty_format_batches(&plan).expect("format").to_string();
+        let (plan, _) = answer(&with, "EXPLAIN SELECT k, s, sum(v) FROM t GROUP BY k, s").await;
         assert!(
             plan.contains("CAST(t.k AS Utf8View) AS k, CAST(t.s AS Utf8View) AS s"),
             "{plan}"
