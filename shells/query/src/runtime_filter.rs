@@ -331,9 +331,9 @@ struct Filtering {
     /// it kept.
     filters: Vec<Applied>,
     /// Input batches of fewer than [`Self::gather_below`] rows, gathered into batches of
-    /// the session's batch size before the filters see them: evaluating a filter costs
-    /// about as much per batch as per row on a small one, and a selective scan filter
-    /// leaves a few rows of each batch it reads (TPC-H q14 at SF 1: 733 batches of about
+    /// the session's batch size before the filters see them: on a small batch a filter's
+    /// cost is mostly per batch, not per row, and a selective scan filter leaves a few rows
+    /// of each batch it reads (TPC-H q14 at SF 1: 733 batches of about
     /// 100 rows, 23 µs each through a partitioned join's filter).
     gathering: BatchCoalescer,
     gather_below: usize,

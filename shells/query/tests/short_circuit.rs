@@ -91,7 +91,7 @@ fn selected_rows_take_the_right_operand_at_word_edges_and_in_slices() {
         .map(|row| [Some(true), Some(false), None][row % 3])
         .collect();
     let (with_b, with_null) = expected(&a, &b);
-    // Written out for three rows: selected with b true (row 0), selected with b false
+    // Written out for four rows: selected with b true (row 0), selected with b false
     // (row 1), selected with b NULL (row 62), not selected with b true (row 3).
     assert_eq!(
         [with_b[0], with_b[1], with_b[62], with_b[3]],
