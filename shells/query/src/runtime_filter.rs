@@ -677,20 +677,8 @@ mod tests {
     }
 
     /// `batches` batches of 8,192 values of `a`, counting up from 0.
-    fn counting(batches: i64) -> Arc<dyn ExecutionPlan> {
-        let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int64, true)]));
-        let batches: Vec<RecordBatch> = (0..batches)
-            .map(|b| {
-                RecordBatch::try_new(
-                    Arc::clone(&schema),
-                    vec![Arc::new(Int64Array::from_iter_values(
-                        b * 8192..(b + 1) * 8192,
-                    ))],
-                )
-                .expect("batch")
-            })
-            .collect();
-        MemorySourceConfig::try_new_exec(&[batches], schema, None).expect("memory")
+    fn counting(batches: usize) -> Arc<dyn ExecutionPlan> {
+        batches_of(&vec![8192; batches])
     }
 
     /// `a % modulus <> 0`: rejects one row in `modulus`.
