@@ -2,12 +2,17 @@
 //! `lance-encoding` does it (vendor/README.md): a typed gather for fixed-width values and
 //! one pass for strings give each index's value in order, and a page that is corrupt (an
 //! index past the dictionary, offsets that go backwards) is an error, never a panic of the
-//! replica reading it.
+//! replica reading it. Encoding a page keeps first-appearance order in the dictionary, and
+//! the cardinality estimate that picks an encoding is the same on every run (the vendored
+//! crate hashes values with XXH3, not SipHash under a random key).
 
+use arrow::datatypes::UInt64Type;
 use lance_encoding::buffer::LanceBuffer;
 use lance_encoding::data::{
     BlockInfo, DataBlock, DictionaryDataBlock, FixedWidthDataBlock, VariableWidthBlock,
 };
+use lance_encoding::encodings::logical::primitive::dict::dictionary_encode;
+use lance_encoding::statistics::{ComputeStat, GetStat, Stat};
 
 fn indices(values: &[u8]) -> FixedWidthDataBlock {
     FixedWidthDataBlock {
@@ -150,4 +155,108 @@ fn string_dictionaries_of_every_value_width_decode_to_their_bytes() {
         let offsets = decoded.offsets.borrow_to_typed_slice::<i32>();
         assert_eq!(&offsets[..], &expected_offsets[..], "{values:?}");
     }
+}
+
+/// Dictionary-encodes `block` with room for every value, as a page's encoder does.
+fn encode(block: &DataBlock) -> (DataBlock, DataBlock) {
+    dictionary_encode(block, u32::MAX, usize::MAX, usize::MAX).expect("dictionary-encodable")
+}
+
+#[test]
+fn a_page_encodes_to_a_dictionary_in_first_appearance_order_and_back() {
+    // DECIMAL(15, 2) cents as TPC-H's l_extendedprice, repeated in a scrambled order,
+    // and 64-bit values of the same pattern.
+    let values: Vec<i128> = (0..5_000_i128)
+        .map(|i| (i * 7_919 % 613) * 100 + 10_i128.pow(20) * (i % 3))
+        .collect();
+    let mut first_seen: Vec<i128> = vec![];
+    for v in &values {
+        if !first_seen.contains(v) {
+            first_seen.push(*v);
+        }
+    }
+    let mut block = fixed_width(values.clone());
+    block.compute_stat();
+    let (DataBlock::FixedWidth(indices), DataBlock::FixedWidth(dictionary)) = encode(&block) else {
+        panic!("not fixed-width");
+    };
+    assert_eq!(
+        &dictionary.data.borrow_to_typed_slice::<i128>()[..],
+        &first_seen[..]
+    );
+    let decoded = decode(indices, DataBlock::FixedWidth(dictionary)).expect("decode");
+    let DataBlock::FixedWidth(decoded) = decoded else {
+        panic!("not fixed-width: {decoded:?}");
+    };
+    assert_eq!(
+        &decoded.data.borrow_to_typed_slice::<i128>()[..],
+        &values[..]
+    );
+
+    let values: Vec<u64> = values.iter().map(|v| *v as u64).collect();
+    let mut block = DataBlock::FixedWidth(FixedWidthDataBlock {
+        data: LanceBuffer::reinterpret_vec(values.clone()),
+        bits_per_value: 64,
+        num_values: values.len() as u64,
+        block_info: BlockInfo::new(),
+    });
+    block.compute_stat();
+    let (DataBlock::FixedWidth(indices), dictionary) = encode(&block) else {
+        panic!("not fixed-width");
+    };
+    let DataBlock::FixedWidth(decoded) = decode(indices, dictionary).expect("decode") else {
+        panic!("not fixed-width");
+    };
+    assert_eq!(
+        &decoded.data.borrow_to_typed_slice::<u64>()[..],
+        &values[..]
+    );
+
+    // Strings: the same order, offsets from zero.
+    let words = [
+        "MAIL", "SHIP", "AIR", "MAIL", "", "TRUCK", "AIR", "SHIP", "RAIL",
+    ];
+    let mut offsets = vec![0_i32];
+    for w in words {
+        offsets.push(offsets.last().unwrap() + w.len() as i32);
+    }
+    let mut block = strings(&words, offsets);
+    block.compute_stat();
+    let (DataBlock::FixedWidth(indices), DataBlock::VariableWidth(dictionary)) = encode(&block)
+    else {
+        panic!("not a string dictionary");
+    };
+    assert_eq!(&dictionary.data[..], b"MAILSHIPAIRTRUCKRAIL");
+    let decoded = decode(indices, DataBlock::VariableWidth(dictionary)).expect("decode");
+    let DataBlock::VariableWidth(decoded) = decoded else {
+        panic!("not variable-width: {decoded:?}");
+    };
+    assert_eq!(&decoded.data[..], words.concat().as_bytes());
+}
+
+#[test]
+fn the_cardinality_estimate_of_128_bit_values_is_the_same_on_every_run_and_close() {
+    // 10,000 distinct DECIMAL values: Lance's sketch (HyperLogLog+, 16 registers) is in
+    // its dense mode, where the estimate depends on every value's hash. Under SipHash with
+    // a random key each block got its own estimate.
+    let estimate = || {
+        let values: Vec<i128> = (0..20_000_i128).map(|i| (i % 10_000) * 1_000_003).collect();
+        let mut block = fixed_width(values);
+        block.compute_stat();
+        block
+            .get_stat(Stat::Cardinality)
+            .expect("a 128-bit block has a cardinality")
+            .as_any()
+            .downcast_ref::<arrow::array::PrimitiveArray<UInt64Type>>()
+            .expect("UInt64")
+            .value(0)
+    };
+    let first = estimate();
+    for _ in 0..8 {
+        assert_eq!(estimate(), first);
+    }
+    assert!(
+        (5_000..=20_000).contains(&first),
+        "estimate {first} for 10,000 distinct values"
+    );
 }
