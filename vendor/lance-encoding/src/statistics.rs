@@ -12,24 +12,50 @@ use hyperloglogplus::{HyperLogLog, HyperLogLogPlus};
 use num_traits::PrimInt;
 
 /// Hashes of single values for the hash tables and cardinality sketches of a page's
-/// encoding: XXH3-64 of each `write`'s bytes in one call, seeded by the hash so far
-/// (a `u64` or `u128` key is one write of its native-endian bytes). The same value always
-/// has the same hash, unlike with `RandomState`, so the cardinality estimate that picks an
-/// encoding is the same on every run, and a value hashes in a few nanoseconds instead of
-/// SipHash's tens (Lake's patch: SipHash in the dictionary and cardinality of 128-bit
-/// values was about a fifth of the CPU of an append's encoding).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ValueHashBuilder;
+/// encoding: XXH3-64 of each `write`'s bytes in one call, seeded by the hash so far (a
+/// `u64` or `u128` key is one write of its native-endian bytes). A value hashes in a few
+/// nanoseconds instead of SipHash's tens (Lake's patch: SipHash in the dictionary and the
+/// cardinality of 128-bit values was about a fifth of the CPU of an append's encoding).
+///
+/// * [`ValueHashBuilder::new`], for hash tables (a page's dictionary), starts from a random
+///   seed drawn once per process, so that a client cannot send values chosen to collide,
+///   as SipHash's random key prevented.
+/// * [`ValueHashBuilder::unkeyed`], for cardinality sketches (fixed-size, so collisions
+///   cost nothing but accuracy), starts from 0: the same values give the same estimate, and
+///   so the same choice of encoding, in every process (`RandomState` gave a new one each
+///   time), and a `u64` hashes as `xxhash_rust::xxh3::Xxh3Builder` hashes it.
+#[derive(Clone, Copy, Debug)]
+pub struct ValueHashBuilder(u64);
+
+impl ValueHashBuilder {
+    /// A builder with this process's random seed, for hash tables.
+    pub fn new() -> Self {
+        static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        // `RandomState`'s keys come from the operating system's randomness.
+        Self(*SEED.get_or_init(|| std::hash::RandomState::new().hash_one(0_u64)))
+    }
+
+    /// A builder with seed 0, for cardinality sketches.
+    pub const fn unkeyed() -> Self {
+        Self(0)
+    }
+}
+
+impl Default for ValueHashBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 /// The [`Hasher`] of [`ValueHashBuilder`].
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct ValueHasher(u64);
 
 impl BuildHasher for ValueHashBuilder {
     type Hasher = ValueHasher;
 
     fn build_hasher(&self) -> ValueHasher {
-        ValueHasher(0)
+        ValueHasher(self.0)
     }
 }
 
@@ -445,7 +471,7 @@ impl FixedWidthDataBlock {
 
                 const PRECISION: u8 = 4;
                 let mut hll: HyperLogLogPlus<u64, ValueHashBuilder> =
-                    HyperLogLogPlus::new(PRECISION, ValueHashBuilder).unwrap();
+                    HyperLogLogPlus::new(PRECISION, ValueHashBuilder::unkeyed()).unwrap();
                 for val in u64_slice {
                     hll.insert(val);
                 }
@@ -458,7 +484,7 @@ impl FixedWidthDataBlock {
 
                 const PRECISION: u8 = 4;
                 let mut hll: HyperLogLogPlus<u128, ValueHashBuilder> =
-                    HyperLogLogPlus::new(PRECISION, ValueHashBuilder).unwrap();
+                    HyperLogLogPlus::new(PRECISION, ValueHashBuilder::unkeyed()).unwrap();
                 for val in u128_slice {
                     hll.insert(val);
                 }

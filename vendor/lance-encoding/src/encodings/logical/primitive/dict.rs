@@ -184,7 +184,7 @@ where
     usize: TryFrom<T>,
 {
     use std::collections::hash_map::Entry;
-    let mut map = HashMap::with_hasher(crate::statistics::ValueHashBuilder);
+    let mut map = HashMap::with_hasher(crate::statistics::ValueHashBuilder::new());
     let offsets = variable_width_data_block
         .offsets
         .borrow_to_typed_slice::<T>();
@@ -304,7 +304,7 @@ pub fn dictionary_encode(
 
             match fixed_width_data_block.bits_per_value {
                 64 => {
-                    let mut map = HashMap::with_hasher(crate::statistics::ValueHashBuilder);
+                    let mut map = HashMap::with_hasher(crate::statistics::ValueHashBuilder::new());
                     let u64_slice = fixed_width_data_block.data.borrow_to_typed_slice::<u64>();
                     let u64_slice = u64_slice.as_ref();
                     let mut dictionary_buffer =
@@ -360,7 +360,7 @@ pub fn dictionary_encode(
                 }
                 128 => {
                     // TODO: a follow up PR to support `FixedWidth DataBlock with bits_per_value == 256`.
-                    let mut map = HashMap::with_hasher(crate::statistics::ValueHashBuilder);
+                    let mut map = HashMap::with_hasher(crate::statistics::ValueHashBuilder::new());
                     let u128_slice = fixed_width_data_block.data.borrow_to_typed_slice::<u128>();
                     let u128_slice = u128_slice.as_ref();
                     let mut dictionary_buffer =
@@ -461,7 +461,7 @@ pub(super) fn encode_fixed_rows(
     if indices_bytes > max_encoded_size {
         return None;
     }
-    let mut map = HashMap::with_hasher(crate::statistics::ValueHashBuilder);
+    let mut map = HashMap::with_hasher(crate::statistics::ValueHashBuilder::new());
     let mut items = Vec::new();
     let mut indices = Vec::with_capacity(count);
     for value in data.data.chunks_exact(width) {
