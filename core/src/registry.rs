@@ -17,7 +17,8 @@ use crate::error::{CommitError, RegistryError};
 /// holding the old id can never commit into the new one).
 pub type TableId = u64;
 
-/// SHA-256 of an append's payload, computed by the shell (32 bytes).
+/// The 32-byte digest of a write's payload, computed by the shell; Metasrv only compares it for
+/// equality.
 pub type Digest = [u8; 32];
 
 /// Longest namespace or table name, in bytes.
@@ -356,7 +357,7 @@ pub struct VersionRecord {
     pub revision: u64,
     /// Idempotency key of the append that produced this version, if any.
     pub operation_id: Option<String>,
-    /// SHA-256 of that append's payload (set together with `operation_id`).
+    /// Digest of that write's payload (set together with `operation_id`).
     pub digest: Option<Digest>,
 }
 
@@ -396,7 +397,7 @@ impl TableState {
 /// What an operation id committed: kept for idempotent replay while the id is retained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OperationRecord {
-    /// SHA-256 of the append's payload.
+    /// Digest of the write's payload.
     pub digest: Digest,
     /// The version the append committed.
     pub version: u64,

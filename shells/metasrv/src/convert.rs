@@ -95,7 +95,7 @@ pub fn digest(bytes: &[u8]) -> Result<Option<Digest>, MetasrvError> {
     }
     Digest::try_from(bytes).map(Some).map_err(|_| {
         MetasrvError::Malformed(format!(
-            "digest must be 32 bytes of SHA-256, got {} bytes",
+            "a payload digest must be 32 bytes, got {} bytes",
             bytes.len()
         ))
     })
