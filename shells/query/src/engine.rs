@@ -37,6 +37,7 @@ use crate::access::{self, Access, AccessChange};
 use crate::catalog::Catalog;
 use crate::dataset::{Datasets, RowStream};
 use crate::dml::{self, Change};
+use crate::duplicate_names;
 use crate::iceberg::{IcebergCatalog, IcebergConfig, IcebergPin};
 use crate::scan::LanceTable;
 use crate::sql::{
@@ -90,13 +91,18 @@ pub fn count_schema() -> SchemaRef {
 /// are equal for every type (clients such as ADBC refuse a stream whose schema differs
 /// from the announced one). Large lists travel as lists because arrow-flight 58's encoder
 /// announces a large list as a list (`prepare_field_for_flight`) whatever the batches hold.
+/// Columns are named as clients see them ([`duplicate_names::shown`]: `SELECT a, a` gives
+/// two columns named `a`).
 pub fn wire_schema(schema: &Schema) -> SchemaRef {
     let fields: Vec<Field> = schema.fields().iter().map(|f| wire_field(f)).collect();
     Arc::new(Schema::new(fields).with_metadata(schema.metadata().clone()))
 }
 
 fn wire_field(field: &Field) -> Field {
-    field.clone().with_data_type(wire_type(field.data_type()))
+    let shown = duplicate_names::shown(field.name()).to_string();
+    (field.clone())
+        .with_name(shown)
+        .with_data_type(wire_type(field.data_type()))
 }
 
 fn wire_type(data_type: &DataType) -> DataType {
@@ -208,7 +214,8 @@ pub fn table_schema(requested: SchemaRef) -> Result<SchemaRef, QueryError> {
     let mut seen = std::collections::BTreeSet::new();
     let mut fields = Vec::with_capacity(requested.fields().len());
     for field in requested.fields() {
-        let name = field.name();
+        // A repeated result column (`CREATE TABLE t AS SELECT a, a …`) under the name it shows.
+        let name = duplicate_names::shown(field.name());
         if name.is_empty() || name.contains('.') {
             return Err(QueryError::InvalidArgument(format!(
                 "column name {name:?} is not allowed: use a non-empty name without '.'"
@@ -1174,7 +1181,14 @@ impl Engine {
                 .with_registry(|registry| access::GrantsFunction::new(registry, access))?;
             ctx.register_udtf(access::GRANTS_FUNCTION, Arc::new(grants));
         }
-        let mut plan = ctx.state().statement_to_plan(parsed.statement).await?;
+        let state = ctx.state();
+        let mut plan = match state.statement_to_plan(parsed.statement.clone()).await {
+            // `SELECT a, a`: planned with the repeated item renamed.
+            Err(e) if duplicate_names::is_refusal(&e) => {
+                duplicate_names::plan(&state, parsed.statement, e).await?
+            }
+            planned => planned?,
+        };
         check_surface(&plan)?;
         self.check_plan(access, &plan)?;
         let expected = || plan.get_parameter_types().map(|types| types.len());

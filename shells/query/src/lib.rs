@@ -19,6 +19,7 @@ pub mod checked_integers;
 pub mod dataset;
 pub mod decimal_literals;
 pub mod dml;
+pub mod duplicate_names;
 pub mod engine;
 mod error;
 pub mod exact_sums;

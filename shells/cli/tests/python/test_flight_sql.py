@@ -189,6 +189,44 @@ def test_string_group_keys_stay_string_on_the_wire(server, conn):
     assert grouped.to_pylist() == [{"x": "a", "n": 25}]
 
 
+def test_result_columns_may_share_a_name_as_in_postgresql(server, conn, unique_ns):
+    # DataFusion 54 refuses a SELECT list with a repeated name; PostgreSQL returns each
+    # column under the name it has.
+    def columns(sql, params=None):
+        table = query(conn, sql, params)
+        rows = [tuple(column[row].as_py() for column in table.columns) for row in range(table.num_rows)]
+        return table.schema.names, rows
+
+    assert columns("SELECT 1, 1") == (["Int64(1)", "Int64(1)"], [(1, 1)])
+    assert columns("SELECT n_nationkey, n_nationkey, n_nationkey + 1 AS n_nationkey "
+                   "FROM tpch.nation WHERE n_nationkey < 2 ORDER BY n_nationkey") == (
+        ["n_nationkey"] * 3, [(0, 0, 1), (1, 1, 2)])
+    assert columns("SELECT n_regionkey AS k, count(*), n_regionkey AS k, count(*) FROM tpch.nation "
+                   "GROUP BY n_regionkey ORDER BY 1 LIMIT 2") == (
+        ["k", "count(*)", "k", "count(*)"], [(0, 5, 0, 5), (1, 5, 1, 5)])
+    # In a subquery the repeated column stays, for `*` and for a set operation.
+    assert columns("SELECT * FROM (SELECT r_name, r_name FROM tpch.region) s "
+                   "WHERE r_name = 'ASIA'") == (["r_name", "r_name"], [("ASIA", "ASIA")])
+    assert columns("SELECT 2, 2 UNION ALL SELECT 3, 4 ORDER BY 1") == (
+        ["Int64(2)", "Int64(2)"], [(2, 2), (3, 4)])
+    assert columns("SELECT ? AS x, 7 AS X", (5,)) == (["x", "x"], [(5, 7)])
+    # What FlightInfo announces is what DoGet streams, names included.
+    client = flight_client(server)
+    sql = "SELECT r_regionkey, r_regionkey FROM lake.tpch.region ORDER BY 1 LIMIT 1"
+    info = client.get_flight_info(fl.FlightDescriptor.for_command(statement_query_cmd(sql)))
+    table = client.do_get(info.endpoints[0].ticket).read_all()
+    assert info.schema == table.schema and table.schema.names == ["r_regionkey", "r_regionkey"]
+    # A table cannot hold two columns of one name.
+    with pytest.raises(flightsql.Error) as err:
+        query(conn, f"CREATE TABLE {unique_ns}.twice AS SELECT r_name, r_name FROM tpch.region")
+    assert 'column "r_name" appears twice' in str(err.value), str(err.value)
+    with pytest.raises(flightsql.Error):
+        query(conn, f"SELECT * FROM {unique_ns}.twice")
+    query(conn, f"CREATE TABLE {unique_ns}.once (a BIGINT, b BIGINT)")
+    query(conn, f"INSERT INTO {unique_ns}.once SELECT r_regionkey, r_regionkey FROM tpch.region")
+    assert query(conn, f"SELECT sum(a) AS a, sum(b) AS b FROM {unique_ns}.once").to_pylist() == [{"a": 10, "b": 10}]
+
+
 def _rows(table):
     return [tuple(decimal.Decimal(str(v)) if isinstance(v, (float, decimal.Decimal)) else v
                   for v in row.values()) for row in table.to_pylist()]
