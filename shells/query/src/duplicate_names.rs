@@ -26,9 +26,9 @@ use datafusion::common::{DataFusionError, Result, SchemaError};
 use datafusion::execution::SessionState;
 use datafusion::logical_expr::{Expr, LogicalPlan};
 use datafusion::sql::parser::Statement;
-use datafusion::sql::sqlparser::ast::{
-    Expr as SqlExpr, Ident, Select, SelectItem, VisitMut, VisitorMut,
-};
+use datafusion::sql::sqlparser::ast::{Expr as SqlExpr, Ident, Select, SelectItem, VisitorMut};
+
+use crate::sql::visit_statement_mut;
 
 /// Separates the name a client sees from the number that keeps an item's name unique in
 /// the plan: U+001F, the ASCII unit separator, which no name a client means to show holds.
@@ -64,7 +64,7 @@ pub async fn plan(
     refusal: DataFusionError,
 ) -> Result<LogicalPlan> {
     let mut numbered = statement.clone();
-    visit(
+    visit_statement_mut(
         &mut numbered,
         &mut Renamer {
             numbering: true,
@@ -77,7 +77,7 @@ pub async fn plan(
     };
     let names = item_names(&plan)?;
     let mut renamed = statement;
-    visit(
+    visit_statement_mut(
         &mut renamed,
         &mut Renamer {
             numbering: false,
@@ -86,17 +86,6 @@ pub async fn plan(
         },
     );
     state.statement_to_plan(renamed).await
-}
-
-/// Runs `renamer` over every `SELECT` list of `statement` (an `EXPLAIN`'s too).
-fn visit(statement: &mut Statement, renamer: &mut Renamer) {
-    match statement {
-        Statement::Statement(inner) => {
-            let _ = inner.visit(renamer);
-        }
-        Statement::Explain(explain) => visit(&mut explain.statement, renamer),
-        _ => {}
-    }
 }
 
 /// The numbered name of item `n` in the first planning.

@@ -625,13 +625,13 @@ fn visit_statement<V: Visitor>(statement: &Statement, visitor: &mut V) {
     }
 }
 
-/// Applies the [`Rewriter`] to a statement and to the statement an EXPLAIN wraps.
-fn rewrite(statement: &mut Statement, rewriter: &mut Rewriter) {
+/// Applies `visitor` (a rewrite) to a statement and to the statement an EXPLAIN wraps.
+pub(crate) fn visit_statement_mut<V: VisitorMut>(statement: &mut Statement, visitor: &mut V) {
     match statement {
         Statement::Statement(inner) => {
-            let _ = inner.visit(rewriter);
+            let _ = inner.visit(visitor);
         }
-        Statement::Explain(explain) => rewrite(&mut explain.statement, rewriter),
+        Statement::Explain(explain) => visit_statement_mut(&mut explain.statement, visitor),
         _ => {}
     }
 }
@@ -683,7 +683,7 @@ pub fn parse(sql: &str) -> Result<ParsedStatement, QueryError> {
         placeholders: 0,
         depth: 0,
     };
-    rewrite(&mut statement, &mut rewriter);
+    visit_statement_mut(&mut statement, &mut rewriter);
     if let Some(e) = rewriter.error {
         return Err(e);
     }
