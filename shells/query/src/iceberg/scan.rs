@@ -4,8 +4,13 @@
 //! * Columns are the snapshot's own schema; iceberg-rust matches file columns by field id,
 //!   applies position and equality delete files, and reads files without field ids
 //!   through the table's name mapping.
-//! * Filters reach the scan only where their translation is exact ([`super::predicate`]);
-//!   DataFusion filters every row again.
+//! * Filters reach the scan only where their translation is exact ([`super::predicate`]).
+//!   There they prune data files (manifest bounds) and row groups (Parquet column
+//!   statistics); rows are filtered once, by DataFusion above the scan, not also by a
+//!   Parquet `RowFilter` as they are decoded (the vendored iceberg's
+//!   `with_row_filter_enabled(false)`, vendor/README.md; DataFusion's own Parquet scan
+//!   leaves `pushdown_filters` off by default for the same reason). Equality deletes still
+//!   filter rows in the reader.
 //! * The snapshot's file scan tasks are planned once per execution (not at planning, so
 //!   GetFlightInfo reads no manifests), Parquet files of 1.5 times their share or more cut
 //!   into byte ranges of whole row groups, and spread over the session's target partitions,
@@ -394,6 +399,7 @@ impl ExecutionPlan for IcebergScanExec {
                 .reader_builder()
                 .with_batch_size(batch_size)
                 .with_data_file_concurrency_limit(1)
+                .with_row_filter_enabled(false)
                 .build();
             let tasks = futures::stream::iter(mine.into_iter().map(Ok)).boxed();
             let stream = reader.read(tasks).map_err(iceberg_error)?.stream();
