@@ -270,12 +270,9 @@ impl FileScanTaskReader {
         // we also have an optional predicate resulting from equality delete files.
         // If both are present, we logical-AND them together to form a single filter
         // predicate that we can pass to the `RecordBatchStreamBuilder`.
-        // Without the row filter, only the equality deletes' predicate filters rows.
-        let deletes_only = if self.row_filter_enabled {
-            None
-        } else {
-            delete_predicate.clone()
-        };
+        // Without the row filter, the equality deletes' predicate alone filters rows as they
+        // are decoded; the scan predicate then only prunes.
+        let deletes_only = delete_predicate.clone();
         let final_predicate = match (&task.predicate, delete_predicate) {
             (None, None) => None,
             (Some(predicate), None) => Some(predicate.clone()),
@@ -322,28 +319,23 @@ impl FileScanTaskReader {
                 use_position_fallback,
             )?;
 
-            if self.row_filter_enabled {
-                let row_filter = ArrowReader::get_row_filter(
-                    &predicate,
+            let row_filter_predicate = if self.row_filter_enabled {
+                Some(&predicate)
+            } else {
+                deletes_only.as_ref()
+            };
+            if let Some(rows) = row_filter_predicate {
+                let (row_field_ids, row_field_id_map) = ArrowReader::build_field_id_set_and_map(
                     record_batch_stream_builder.parquet_schema(),
-                    &iceberg_field_ids,
-                    &field_id_map,
+                    record_batch_stream_builder.schema(),
+                    rows,
+                    use_position_fallback,
                 )?;
-                record_batch_stream_builder =
-                    record_batch_stream_builder.with_row_filter(row_filter);
-            } else if let Some(deletes) = &deletes_only {
-                let (delete_field_ids, delete_field_id_map) =
-                    ArrowReader::build_field_id_set_and_map(
-                        record_batch_stream_builder.parquet_schema(),
-                        record_batch_stream_builder.schema(),
-                        deletes,
-                        use_position_fallback,
-                    )?;
                 let row_filter = ArrowReader::get_row_filter(
-                    deletes,
+                    rows,
                     record_batch_stream_builder.parquet_schema(),
-                    &delete_field_ids,
-                    &delete_field_id_map,
+                    &row_field_ids,
+                    &row_field_id_map,
                 )?;
                 record_batch_stream_builder =
                     record_batch_stream_builder.with_row_filter(row_filter);
