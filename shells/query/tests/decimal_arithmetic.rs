@@ -176,19 +176,34 @@ fn decimal_type() -> impl Strategy<Value = (u8, i8)> {
     ]
 }
 
-fn operand(len: usize) -> impl Strategy<Value = Operand> {
-    (
+/// Values within 64 bits only, as most batches of real data are (the fast path).
+fn small() -> impl Strategy<Value = i128> {
+    prop_oneof![
+        -1_000_000_000_000_000_i128..1_000_000_000_000_000,
+        Just(i64::MAX as i128),
+        Just(i64::MIN as i128),
+    ]
+}
+
+/// `len` slots, each a value or a NULL over a garbage value: half of the operands all
+/// within 64 bits, half of every reach.
+fn slots(len: usize) -> impl Strategy<Value = Vec<(Option<i128>, i128)>> {
+    prop_oneof![
+        prop::collection::vec((prop::option::weighted(0.85, small()), small()), len),
         prop::collection::vec((prop::option::weighted(0.85, value()), value()), len),
-        decimal_type(),
-        0..3_usize,
-    )
-        .prop_map(move |(values, (precision, scale), offset)| Operand {
+    ]
+}
+
+fn operand(len: usize) -> impl Strategy<Value = Operand> {
+    (slots(len), decimal_type(), 0..3_usize).prop_map(
+        move |(values, (precision, scale), offset)| Operand {
             values,
             precision,
             scale,
             scalar: false,
             offset,
-        })
+        },
+    )
 }
 
 fn pair() -> impl Strategy<Value = (Operand, Operand)> {
