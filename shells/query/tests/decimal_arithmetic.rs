@@ -113,8 +113,11 @@ fn expected(op: Op, l: &Operand, r: &Operand) -> Result<Vec<Option<i128>>, ()> {
         .collect()
 }
 
+/// An arithmetic kernel of `arrow::compute::kernels::numeric`.
+type Kernel = fn(&dyn Datum, &dyn Datum) -> Result<ArrayRef, ArrowError>;
+
 /// The kernels DataFusion calls and the checked ones; for decimals they are the same.
-fn kernels(op: Op) -> [fn(&dyn Datum, &dyn Datum) -> Result<ArrayRef, ArrowError>; 2] {
+fn kernels(op: Op) -> [Kernel; 2] {
     match op {
         Op::Add => [numeric::add, numeric::add_wrapping],
         Op::Sub => [numeric::sub, numeric::sub_wrapping],
