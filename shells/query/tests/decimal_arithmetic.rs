@@ -231,39 +231,36 @@ proptest! {
     }
 }
 
+/// An unsliced array operand of `values` (`None` a NULL over a zero slot) typed
+/// `DECIMAL(precision, scale)`.
+fn array(values: impl IntoIterator<Item = Option<i128>>, precision: u8, scale: i8) -> Operand {
+    Operand {
+        values: values.into_iter().map(|v| (v, 0)).collect(),
+        precision,
+        scale,
+        scalar: false,
+        offset: 0,
+    }
+}
+
 /// TPC-H's `l_extendedprice * (1 - l_discount)` on a full batch: `1` is `DECIMAL(20, 0)`
 /// after type coercion, the columns `DECIMAL(15, 2)`.
 #[test]
 fn a_discounted_price_over_a_batch() {
     let rows = 8192;
-    let column = |f: fn(i128) -> i128| Operand {
-        values: (0..rows).map(|i| (Some(f(i)), 0)).collect(),
-        precision: 15,
-        scale: 2,
-        scalar: false,
-        offset: 0,
-    };
+    let column = |f: fn(i128) -> i128| array((0..rows).map(|i| Some(f(i))), 15, 2);
     let price = column(|i| 90_000 + i * 7_919 % 10_000_000);
     let discount = column(|i| i % 11);
     let one = Operand {
-        values: vec![(Some(1), 0)],
-        precision: 20,
-        scale: 0,
         scalar: true,
-        offset: 0,
+        ..array([Some(1)], 20, 0)
     };
     check(Op::Sub, &one, &discount).unwrap();
     let rest = numeric::sub(one.datum().as_ref(), discount.datum().as_ref()).unwrap();
     let rest = rest.as_any().downcast_ref::<Decimal128Array>().unwrap();
     assert_eq!(rest.data_type(), &DataType::Decimal128(23, 2));
     assert_eq!(rest.value(3), 97);
-    let rest = Operand {
-        values: rest.iter().map(|v| (v, 0)).collect(),
-        precision: 23,
-        scale: 2,
-        scalar: false,
-        offset: 0,
-    };
+    let rest = array(rest.iter(), 23, 2);
     check(Op::Mul, &price, &rest).unwrap();
     let product = numeric::mul(price.datum().as_ref(), rest.datum().as_ref()).unwrap();
     let product = product.as_any().downcast_ref::<Decimal128Array>().unwrap();
