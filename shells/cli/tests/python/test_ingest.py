@@ -2,6 +2,8 @@
 bounded memory on client and server, or writes nothing (issue 15 case 10: a 231 MB Parquet
 file was refused for exceeding 256 MiB, after an empty table had been created)."""
 
+import socket
+import struct
 import subprocess
 import threading
 import time
@@ -18,6 +20,9 @@ ROWS = 3_000_000
 ARROW_BYTES_MIN = 300 << 20
 # What either process may grow by while the rows pass: well under the rows' size.
 GROWTH_MAX = 200 << 20
+# The HTTP/2 frame size the Flight SQL server accepts (lake_query::FLIGHT_MAX_FRAME_BYTES):
+# a Rust h2 client (the SDK, `lake ingest`) sends a DoPut in frames this large.
+MAX_FRAME_BYTES = 1 << 20
 
 
 def write_parquet(path, rows):
@@ -128,3 +133,46 @@ def test_a_file_that_fails_midway_writes_nothing(server, conn, unique_ns, tmp_pa
         raise AssertionError("a failed ingest committed a version")
     except Exception as e:  # noqa: BLE001 - the refusal is the expected outcome
         assert "no version 2" in str(e), e
+
+
+def server_settings(port):
+    """The SETTINGS the server sends first on a new HTTP/2 connection (RFC 9113 §3.4, §6.5),
+    as {identifier: value}."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        # The client connection preface: the magic string, then an empty SETTINGS frame.
+        sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + struct.pack(">I", 0)[1:] + bytes([4, 0]) + struct.pack(">I", 0))
+
+        def read(n):
+            data = b""
+            while len(data) < n:
+                chunk = sock.recv(n - len(data))
+                assert chunk, "the server closed the connection"
+                data += chunk
+            return data
+
+        header = read(9)
+        length, kind, flags = int.from_bytes(header[:3], "big"), header[3], header[4]
+        assert (kind, flags & 1) == (4, 0), f"the server's first frame is not its SETTINGS: {header!r}"
+        payload = read(length)
+        return {ident: value for ident, value in struct.iter_unpack(">HI", payload)}
+
+
+def test_the_server_accepts_frames_of_a_mebibyte_and_rows_sent_in_them_land(server, conn, unique_ns, tmp_path):
+    # SETTINGS_MAX_FRAME_SIZE (0x5) is announced: without it a peer may send 16 KiB frames only.
+    assert server_settings(server.port).get(0x5) == MAX_FRAME_BYTES
+    # `lake ingest` (h2) sends its batches in frames up to that size; rows of long strings
+    # make messages of several frames. Every row lands, once, with its values.
+    rows = 40_000
+    table = pa.table({"id": pa.array(range(rows), pa.int64()),
+                      "s": pa.array([f"{i:08d}" + "y" * 500 for i in range(rows)])})
+    assert table.nbytes > 8 * MAX_FRAME_BYTES
+    path = tmp_path / "frames.parquet"
+    pq.write_table(table, path)
+    code, stderr, _ = ingest(server, f"lake.{unique_ns}.frames", path)
+    assert code == 0, stderr
+    got = query(conn, f"SELECT count(*) AS n, count(DISTINCT id) AS ids, sum(id) AS total, "
+                      f"min(length(s)) AS shortest, max(length(s)) AS longest, "
+                      f"count(*) FILTER (WHERE s = lpad(CAST(id AS VARCHAR), 8, '0') || repeat('y', 500)) AS exact "
+                      f"FROM {unique_ns}.frames").to_pylist()
+    assert got == [{"n": rows, "ids": rows, "total": rows * (rows - 1) // 2,
+                    "shortest": 508, "longest": 508, "exact": rows}]
