@@ -58,12 +58,12 @@ type Layers = tower_layer::Stack<
 /// `SETTINGS_MAX_FRAME_SIZE` (RFC 9113 §6.5.2 allows 16 KiB to 16 MiB − 1; hyper's server
 /// default is the minimum, 16 KiB). A client whose HTTP/2 stack sends frames as large as
 /// the peer allows (Rust's h2, under tonic: the Lake SDK and `lake ingest`) then sends a
-/// DoPut's record batches in up to 64 times fewer DATA frames, each handled by h2 and copied
-/// into tonic's message buffer on its own. Flow control is unchanged: the stream and
-/// connection windows (hyper's 1 MiB each) still bound what a connection holds unread.
-/// SF 1 lineitem appended through the SDK (`lake-bench --sections ingest`, same session,
-/// alternating builds) went from 0.64–0.68 to 0.68–0.75 times pylance's rows/s; frames and
-/// 8 / 16 MiB windows together were no faster than frames alone. gRPC-Go clients (the
+/// DoPut's record batches in up to 64 times fewer DATA frames, each handled by h2 and
+/// copied into tonic's message buffer on its own. Flow control is unchanged: the stream and
+/// connection windows (hyper's 1 MiB each) still bound what a connection holds unread. SF 1
+/// lineitem appended through the SDK (`lake-bench --sections ingest`, same session, the
+/// settings alternating) went from 0.64–0.68 to 0.68–0.75 times pylance's rows/s; frames
+/// and 8 / 16 MiB windows together were no faster than frames alone. gRPC-Go clients (the
 /// ADBC driver) send 16 KiB frames whatever the peer allows, and append as fast as before.
 pub const FLIGHT_MAX_FRAME_BYTES: u32 = 1 << 20;
 
