@@ -139,8 +139,10 @@ def server_settings(port):
     """The SETTINGS the server sends first on a new HTTP/2 connection (RFC 9113 §3.4, §6.5),
     as {identifier: value}."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        # The client connection preface: the magic string, then an empty SETTINGS frame.
-        sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + struct.pack(">I", 0)[1:] + bytes([4, 0]) + struct.pack(">I", 0))
+        # The client connection preface: the magic string, then an empty SETTINGS frame
+        # (length 0, type 4, no flags, stream 0).
+        empty_settings = struct.pack(">I", 0)[1:] + struct.pack(">BBI", 4, 0, 0)
+        sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + empty_settings)
 
         def read(n):
             data = b""
