@@ -493,42 +493,15 @@ async fn a_join_filters_its_probe_scan_by_the_keys_it_built() {
             .expect("register");
         let sql = "SELECT count(*), sum(t.id) FROM keys JOIN t ON keys.k = t.id \
                    WHERE t.tag <> 'tag5'";
-        let plan = physical(&ctx, sql).await;
-        let shown = datafusion::physical_plan::displayable(plan.as_ref())
-            .indent(true)
-            .to_string();
-        let batches = datafusion::physical_plan::collect(plan.clone(), ctx.task_ctx())
-            .await
-            .expect(sql);
         let matched: Vec<i64> = keys
             .iter()
             .copied()
             .filter(|k| *k < n && k % 13 != 5)
             .collect();
-        let count = batches[0]
-            .column(0)
-            .as_any()
-            .downcast_ref::<Int64Array>()
-            .expect("count")
-            .value(0);
-        let sum = batches[0]
-            .column(1)
-            .as_any()
-            .downcast_ref::<Int64Array>()
-            .expect("sum")
-            .value(0);
-        let at = format!("at {partitions} target partitions:\n{shown}");
-        assert_eq!(
-            (count, sum),
-            (matched.len() as i64, matched.iter().sum()),
-            "{at}"
-        );
         // The probe side's scan took the join's filter and dropped the rows of `t` (those
         // its own filter kept) whose id is not a key before they reached the join.
-        let (nodes, removed) = runtime_filtered(&plan);
         let probed = (0..n).filter(|i| i % 13 != 5).count();
-        assert_eq!(nodes, 1, "{at}");
-        assert_eq!(removed, probed - matched.len(), "{at}");
+        check_join(&ctx, sql, &matched, probed - matched.len()).await;
     }
 }
 
@@ -606,5 +579,150 @@ async fn dictionary_encoded_fixed_width_columns_read_back_exactly() {
             "column {}",
             field.name()
         );
+    }
+}
+
+/// A session of two target partitions; `partitioned`: no build side is small enough to
+/// collect, so both sides of a join are hash-partitioned.
+fn join_session(partitioned: bool) -> SessionContext {
+    let mut config = SessionConfig::new().with_target_partitions(2);
+    if partitioned {
+        let options = config.options_mut();
+        options.optimizer.hash_join_single_partition_threshold = 0;
+        options.optimizer.hash_join_single_partition_threshold_rows = 0;
+    }
+    SessionContext::new_with_config(config)
+}
+
+/// Runs `sql`, a `count(*), sum(…)` of two Int64 columns, and checks that the answer is
+/// `matched`'s length and sum and that the plan's one runtime filter removed `removed`
+/// rows. Returns the plan as run, its filters shown with their values.
+async fn check_join(ctx: &SessionContext, sql: &str, matched: &[i64], removed: usize) -> String {
+    let plan = physical(ctx, sql).await;
+    let batches = datafusion::physical_plan::collect(plan.clone(), ctx.task_ctx())
+        .await
+        .expect(sql);
+    let shown = datafusion::physical_plan::displayable(plan.as_ref())
+        .indent(true)
+        .to_string();
+    let column = |i: usize| {
+        batches[0]
+            .column(i)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .expect("Int64")
+            .value(0)
+    };
+    assert_eq!(
+        (column(0), column(1)),
+        (matched.len() as i64, matched.iter().sum()),
+        "{shown}"
+    );
+    assert_eq!(runtime_filtered(&plan), (1, removed), "{shown}");
+    shown
+}
+
+/// Joins `keys(k)` (from `keys`, and a NULL) with a 100,000-row `t` on `k = t.id`,
+/// `partitioned` or collecting the build side, and checks the answer and that the probe
+/// scan dropped every row of `t` whose id is not a key: exactly, not only the rows outside
+/// the keys' range. Returns the plan as run.
+async fn join_many_keys(keys: &[i64], partitioned: bool) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let n = 100_000_i64;
+    let ds = write(dir.path(), "t", rows(0..n)).await;
+    let small = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new("k", DataType::Int64, true)])),
+        vec![Arc::new(Int64Array::from_iter(
+            keys.iter().map(|&k| Some(k)).chain([None]),
+        ))],
+    )
+    .expect("keys");
+    let ks = write(dir.path(), "keys", small).await;
+    let ctx = join_session(partitioned);
+    ctx.register_table("t", Arc::new(LanceTable::new(ds)))
+        .expect("register");
+    ctx.register_table("keys", Arc::new(LanceTable::new(ks)))
+        .expect("register");
+    let matched: Vec<i64> = keys
+        .iter()
+        .copied()
+        .filter(|k| (0..n).contains(k))
+        .collect();
+    let sql = "SELECT count(*), sum(t.id) FROM keys JOIN t ON keys.k = t.id";
+    let shown = check_join(&ctx, sql, &matched, n as usize - matched.len()).await;
+    let joins = shown.matches("HashJoinExec: mode=Partitioned").count();
+    assert_eq!(joins, usize::from(partitioned), "{shown}");
+    shown
+}
+
+/// More keys than an `IN` list takes (150) within a range of a few hundred thousand: the
+/// probe scan tests each id against a bitmap of the keys (the vendored
+/// `datafusion-physical-plan`'s `KeyBitmap`), with one bitmap for both partitions of a
+/// partitioned join instead of routing each row to its partition's hash table. Negative
+/// keys, keys past the probe's ids and a NULL key are among them.
+#[tokio::test]
+async fn a_join_of_many_integer_keys_filters_its_probe_scan_by_a_bitmap_of_them() {
+    let keys: Vec<i64> = (0..3_000_i64).map(|i| i * 37 - 5_000).collect();
+    for partitioned in [false, true] {
+        let shown = join_many_keys(&keys, partitioned).await;
+        assert!(shown.contains("AND bitmap_lookup"), "{shown}");
+        assert!(!shown.contains("hash_lookup"), "{shown}");
+        assert!(!shown.contains("hash_repartition"), "{shown}");
+    }
+}
+
+/// A partitioned join of few keys (each partition's build side an `IN` list) tests the
+/// probe side's ids against one bitmap of all partitions' keys, not a `CASE` routing each
+/// row to its partition's list.
+#[tokio::test]
+async fn a_partitioned_join_of_few_integer_keys_tests_them_in_one_bitmap() {
+    let keys: Vec<i64> = (0..40_i64).map(|i| i * 2_557 - 11).collect();
+    let shown = join_many_keys(&keys, true).await;
+    assert!(shown.contains("AND bitmap_lookup"), "{shown}");
+    assert!(!shown.contains("hash_repartition"), "{shown}");
+}
+
+/// A partitioned join on strings (no bitmap) of few keys: one `IN` list of all partitions'
+/// keys with their overall bounds, and the probe scan drops every other row.
+#[tokio::test]
+async fn a_partitioned_join_of_few_string_keys_tests_them_in_one_in_list() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let n = 100_000_i64;
+    let ds = write(dir.path(), "t", rows(0..n)).await;
+    let tags = ["tag3", "tag7", "tag11", "tag13", "", "TAG3"];
+    let small = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new("tag", DataType::Utf8, true)])),
+        vec![Arc::new(StringArray::from_iter(
+            tags.iter().map(|t| Some(*t)).chain([None]),
+        ))],
+    )
+    .expect("tags");
+    let ks = write(dir.path(), "tags", small).await;
+    let ctx = join_session(true);
+    ctx.register_table("t", Arc::new(LanceTable::new(ds)))
+        .expect("register");
+    ctx.register_table("tags", Arc::new(LanceTable::new(ks)))
+        .expect("register");
+    let matched: Vec<i64> = (0..n).filter(|i| [3, 7, 11].contains(&(i % 13))).collect();
+    let sql = "SELECT count(*), sum(t.id) FROM tags JOIN t ON tags.tag = t.tag";
+    let shown = check_join(&ctx, sql, &matched, n as usize - matched.len()).await;
+    assert!(shown.contains("HashJoinExec: mode=Partitioned"), "{shown}");
+    assert!(shown.contains("IN (SET)"), "{shown}");
+    assert!(!shown.contains("hash_repartition"), "{shown}");
+}
+
+/// Keys spread over more values than a bitmap may cover (`max(2^24, 64 × keys)` bits):
+/// the probe scan keeps the join's hash-table lookup, and the answer and the rows it drops
+/// are the same.
+#[tokio::test]
+async fn keys_too_sparse_for_a_bitmap_keep_the_hash_table_lookup() {
+    let keys: Vec<i64> = (0..300_i64)
+        .map(|i| i * 350)
+        .chain([1 << 40, -(1 << 40)])
+        .collect();
+    for partitioned in [false, true] {
+        let shown = join_many_keys(&keys, partitioned).await;
+        assert!(shown.contains("hash_lookup"), "{shown}");
+        assert!(!shown.contains("bitmap_lookup"), "{shown}");
     }
 }

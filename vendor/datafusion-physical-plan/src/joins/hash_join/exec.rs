@@ -2058,6 +2058,17 @@ async fn collect_left_input(
             .iter()
             .map(|arr| arr.get_array_memory_size())
             .sum::<usize>();
+        // One integer key column goes along with the map, so that the dynamic filter can
+        // test the probe side's keys against a bitmap of them instead (`KeyBitmap`).
+        let pushdown_map = || PushdownStrategy::Map {
+            map: Arc::clone(&map),
+            keys: match left_values.as_slice() {
+                [keys] if ArrayMap::is_supported_type(keys.data_type()) => {
+                    Some(Arc::clone(keys))
+                }
+                _ => None,
+            },
+        };
         if left_values.is_empty()
             || left_values[0].is_empty()
             || estimated_size > config.optimizer.hash_join_inlist_pushdown_max_size
@@ -2066,11 +2077,11 @@ async fn collect_left_input(
                     .optimizer
                     .hash_join_inlist_pushdown_max_distinct_values
         {
-            PushdownStrategy::Map(Arc::clone(&map))
+            pushdown_map()
         } else if let Some(in_list_values) = build_struct_inlist_values(&left_values)? {
             PushdownStrategy::InList(in_list_values)
         } else {
-            PushdownStrategy::Map(Arc::clone(&map))
+            pushdown_map()
         }
     };
 

@@ -27,6 +27,7 @@ use crate::joins::Map;
 use crate::joins::PartitionMode;
 use crate::joins::hash_join::exec::HASH_JOIN_SEED;
 use crate::joins::hash_join::inlist_builder::build_struct_fields;
+use crate::joins::hash_join::key_bitmap::{KeyBitmap, KeyBitmapLookupExpr};
 use crate::joins::hash_join::partitioned_hash_eval::{
     HashExpr, HashTableLookupExpr, SeededRandomState,
 };
@@ -129,12 +130,14 @@ fn create_membership_predicate(
             )?)))
         }
         // Use hash table lookup for large build sides
-        PushdownStrategy::Map(hash_map) => Ok(Some(Arc::new(HashTableLookupExpr::new(
-            on_right.to_vec(),
-            random_state.clone(),
-            hash_map,
-            "hash_lookup".to_string(),
-        )) as Arc<dyn PhysicalExpr>)),
+        PushdownStrategy::Map { map: hash_map, .. } => {
+            Ok(Some(Arc::new(HashTableLookupExpr::new(
+                on_right.to_vec(),
+                random_state.clone(),
+                hash_map,
+                "hash_lookup".to_string(),
+            )) as Arc<dyn PhysicalExpr>))
+        }
         // Empty partition - should not create a filter for this
         PushdownStrategy::Empty => Ok(None),
     }
@@ -262,8 +265,13 @@ pub(crate) struct SharedBuildAccumulator {
 pub(crate) enum PushdownStrategy {
     /// Use InList for small build sides (< 128MB)
     InList(ArrayRef),
-    /// Use map lookup for large build sides
-    Map(Arc<Map>),
+    /// Use map lookup for large build sides. `keys` is the build side's key column when
+    /// the join has one integer key (`ArrayMap::is_supported_type`): the filter then tests
+    /// keys against a [`KeyBitmap`] of them where their range allows one.
+    Map {
+        map: Arc<Map>,
+        keys: Option<ArrayRef>,
+    },
     /// There was no data in this partition, do not build a dynamic filter for it
     Empty,
 }
@@ -567,6 +575,14 @@ impl SharedBuildAccumulator {
         match finalize_input {
             FinalizeInput::CollectLeft(partition) => match partition {
                 PartitionStatus::Reported(partition_data) => {
+                    // A small build side keeps its IN list, which needs no routing here.
+                    if matches!(partition_data.pushdown, PushdownStrategy::Map { .. })
+                        && let Some(filter_expr) =
+                            self.key_bitmap_filter(&[&partition_data])?
+                    {
+                        self.dynamic_filter.update(filter_expr)?;
+                        return Ok(());
+                    }
                     let membership_expr = create_membership_predicate(
                         &self.on_right,
                         partition_data.pushdown.clone(),
@@ -594,6 +610,28 @@ impl SharedBuildAccumulator {
                 }
             },
             FinalizeInput::Partitioned(partitions) => {
+                // Every partition's keys in one bitmap, or else in one IN list, need no
+                // routing of probe rows to their partition (a key in partition p's build
+                // side is routed to p); only with every partition's build side known.
+                let reported = partitions
+                    .iter()
+                    .map(|partition| match partition {
+                        PartitionStatus::Reported(data) => Some(data),
+                        PartitionStatus::Pending | PartitionStatus::CanceledUnknown => {
+                            None
+                        }
+                    })
+                    .collect::<Option<Vec<_>>>();
+                if let Some(reported) = reported {
+                    let merged = match self.key_bitmap_filter(&reported)? {
+                        Some(filter_expr) => Some(filter_expr),
+                        None => self.merged_in_list_filter(&reported)?,
+                    };
+                    if let Some(filter_expr) = merged {
+                        self.dynamic_filter.update(filter_expr)?;
+                        return Ok(());
+                    }
+                }
                 let num_partitions = partitions.len();
                 let routing_hash_expr = Arc::new(HashExpr::new(
                     self.on_right.clone(),
@@ -691,6 +729,125 @@ impl SharedBuildAccumulator {
 
         Ok(())
     }
+}
+
+impl SharedBuildAccumulator {
+    /// `key >= min AND key <= max AND bitmap_lookup`: the probe key against a
+    /// [`KeyBitmap`] of the build-side keys of every partition in `partitions`, and their
+    /// overall bounds (which a scan can prune by).
+    ///
+    /// `None` unless the join has one key, every non-empty partition pushes its integer
+    /// keys down (`PushdownStrategy::Map` with `keys`, or an `InList` of them), at least
+    /// one is not empty, each has bounds, and `KeyBitmap::try_new` accepts their type and
+    /// range.
+    fn key_bitmap_filter(
+        &self,
+        partitions: &[&PartitionData],
+    ) -> Result<Option<Arc<dyn PhysicalExpr>>> {
+        let [key] = self.on_right.as_slice() else {
+            return Ok(None);
+        };
+        let mut keys = Vec::with_capacity(partitions.len());
+        for partition in partitions {
+            match &partition.pushdown {
+                PushdownStrategy::Empty => {}
+                PushdownStrategy::Map {
+                    keys: Some(partition_keys),
+                    ..
+                }
+                | PushdownStrategy::InList(partition_keys) => keys.push(partition_keys),
+                PushdownStrategy::Map { keys: None, .. } => return Ok(None),
+            }
+        }
+        let Some(bounds) = overall_bounds(partitions, 1) else {
+            return Ok(None);
+        };
+        let Some(range) = bounds.get_column_bounds(0) else {
+            return Ok(None);
+        };
+        let data_type = key.data_type(self.probe_schema.as_ref())?;
+        let Some(bitmap) = KeyBitmap::try_new(&data_type, &keys, &range.min, &range.max)?
+        else {
+            return Ok(None);
+        };
+        let lookup =
+            Arc::new(KeyBitmapLookupExpr::new(Arc::clone(key), Arc::new(bitmap)));
+        Ok(combine_membership_and_bounds(
+            Some(lookup),
+            create_bounds_predicate(&self.on_right, &bounds),
+        ))
+    }
+
+    /// `bounds AND keys IN (…)`: one `IN` list of the build-side keys of every partition
+    /// in `partitions`, each of which is empty or pushes an `IN` list down, with their
+    /// overall bounds. The lists are each bounded by the session's
+    /// `hash_join_inlist_pushdown_max_*` options, so this one holds at most their sum.
+    ///
+    /// `None` when a partition pushes a hash table down or every partition is empty.
+    fn merged_in_list_filter(
+        &self,
+        partitions: &[&PartitionData],
+    ) -> Result<Option<Arc<dyn PhysicalExpr>>> {
+        let mut lists = Vec::with_capacity(partitions.len());
+        for partition in partitions {
+            match &partition.pushdown {
+                PushdownStrategy::Empty => {}
+                PushdownStrategy::InList(list) => lists.push(list.as_ref()),
+                PushdownStrategy::Map { .. } => return Ok(None),
+            }
+        }
+        if lists.is_empty() {
+            return Ok(None);
+        }
+        let membership = create_membership_predicate(
+            &self.on_right,
+            PushdownStrategy::InList(arrow::compute::concat(&lists)?),
+            &HASH_JOIN_SEED,
+            self.probe_schema.as_ref(),
+        )?;
+        let bounds = overall_bounds(partitions, self.on_right.len())
+            .and_then(|bounds| create_bounds_predicate(&self.on_right, &bounds));
+        Ok(combine_membership_and_bounds(membership, bounds))
+    }
+}
+
+/// The smallest minimum and largest maximum of each of `columns` join keys over the
+/// non-empty `partitions`; `None` when all are empty or one lacks a column's bounds.
+fn overall_bounds(
+    partitions: &[&PartitionData],
+    columns: usize,
+) -> Option<PartitionBounds> {
+    let mut overall: Option<Vec<ColumnBounds>> = None;
+    for partition in partitions {
+        if matches!(partition.pushdown, PushdownStrategy::Empty) {
+            continue;
+        }
+        let bounds = (0..columns)
+            .map(|i| partition.bounds.get_column_bounds(i))
+            .collect::<Option<Vec<_>>>()?;
+        overall = Some(match overall {
+            None => bounds.into_iter().cloned().collect(),
+            Some(so_far) => so_far
+                .into_iter()
+                .zip(bounds)
+                .map(|(so_far, b)| {
+                    ColumnBounds::new(
+                        if b.min < so_far.min {
+                            b.min.clone()
+                        } else {
+                            so_far.min
+                        },
+                        if b.max > so_far.max {
+                            b.max.clone()
+                        } else {
+                            so_far.max
+                        },
+                    )
+                })
+                .collect(),
+        });
+    }
+    overall.map(PartitionBounds::new)
 }
 
 impl fmt::Debug for SharedBuildAccumulator {
