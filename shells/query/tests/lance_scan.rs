@@ -7,12 +7,17 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, Date32Array, Int64Array, RecordBatch, RecordBatchIterator, StringArray};
+use arrow::array::{
+    Array, ArrayRef, Date32Array, Int64Array, RecordBatch, RecordBatchIterator, StringArray,
+    UInt32Array,
+};
 use arrow::datatypes::{DataType, Field, Schema};
+use datafusion::common::hash_utils::create_hashes;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::datasource::TableProvider;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::joins::HashJoinExec;
+use datafusion::physical_plan::repartition::REPARTITION_RANDOM_STATE;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use lake_query::runtime_filter::RuntimeFilterExec;
 use lake_query::scan::LanceTable;
@@ -709,6 +714,71 @@ async fn a_partitioned_join_of_few_string_keys_tests_them_in_one_in_list() {
     assert!(shown.contains("HashJoinExec: mode=Partitioned"), "{shown}");
     assert!(shown.contains("IN (SET)"), "{shown}");
     assert!(!shown.contains("hash_repartition"), "{shown}");
+}
+
+/// The partition (of two) that a hash repartition sends each of `keys` to, as DataFusion's
+/// `RepartitionExec` does (`REPARTITION_RANDOM_STATE`, the hash's low bit for two).
+fn partition_of_two(keys: &ArrayRef) -> Vec<u64> {
+    let mut hashes = vec![0; keys.len()];
+    create_hashes([keys], REPARTITION_RANDOM_STATE.random_state(), &mut hashes).expect("hash");
+    hashes.iter().map(|h| h & 1).collect()
+}
+
+/// A partitioned join whose build side has only NULL keys in one partition: that
+/// partition's bounds are NULL, and the merged filter (one `IN` list of strings, one bitmap
+/// of integers) must not take them for the keys' minimum (`key >= NULL` keeps no row).
+#[tokio::test]
+async fn a_partition_of_null_keys_adds_no_bounds_to_the_merged_filter() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let n = 100_000_i64;
+    let ds = write(dir.path(), "t", rows(0..n)).await;
+    let strings: ArrayRef = Arc::new(StringArray::from_iter(
+        (0..13).map(|i| Some(format!("tag{i}"))).chain([None]),
+    ));
+    let integers: ArrayRef = Arc::new(Int64Array::from_iter(
+        (0..400).map(|i| Some(i * 211)).chain([None]),
+    ));
+    for (keys, column, expect) in [
+        (strings, "tag", "IN (SET)"),
+        (integers, "id", "bitmap_lookup"),
+    ] {
+        // The keys that go to the partition the NULL key does not, and 200 NULLs.
+        let partitions = partition_of_two(&keys);
+        let null_partition = partitions[keys.len() - 1];
+        let chosen: Vec<u32> = (0..keys.len() as u32 - 1)
+            .filter(|&i| partitions[i as usize] != null_partition)
+            .collect();
+        assert!(chosen.len() >= 3, "{column}: {partitions:?}");
+        let taken = arrow::compute::take(&keys, &UInt32Array::from(chosen), None).expect("take");
+        let nulls = arrow::array::new_null_array(keys.data_type(), 200);
+        let build = arrow::compute::concat(&[taken.as_ref(), nulls.as_ref()]).expect("concat");
+        let matched: Vec<i64> = (0..n)
+            .filter(|&id| {
+                let probe: ArrayRef = match column {
+                    "tag" => Arc::new(StringArray::from(vec![format!("tag{}", id % 13)])),
+                    _ => Arc::new(Int64Array::from(vec![id])),
+                };
+                arrow::compute::kernels::cmp::eq(&build, &arrow::array::Scalar::new(probe))
+                    .expect("eq")
+                    .true_count()
+                    > 0
+            })
+            .collect();
+        assert!(!matched.is_empty(), "{column}");
+        let schema = Schema::new(vec![Field::new("k", keys.data_type().clone(), true)]);
+        let small = RecordBatch::try_new(Arc::new(schema), vec![build]).expect("keys");
+        let ks = write(dir.path(), &format!("keys_{column}"), small).await;
+        let ctx = join_session(true);
+        ctx.register_table("t", Arc::new(LanceTable::new(ds.clone())))
+            .expect("register");
+        ctx.register_table("keys", Arc::new(LanceTable::new(ks)))
+            .expect("register");
+        let sql = format!("SELECT count(*), sum(t.id) FROM keys JOIN t ON keys.k = t.{column}");
+        let shown = check_join(&ctx, &sql, &matched, n as usize - matched.len()).await;
+        assert!(shown.contains("HashJoinExec: mode=Partitioned"), "{shown}");
+        assert!(shown.contains(expect), "{shown}");
+        assert!(!shown.contains("hash_repartition"), "{shown}");
+    }
 }
 
 /// Keys spread over more values than a bitmap may cover (`max(2^24, 64 × keys)` bits):

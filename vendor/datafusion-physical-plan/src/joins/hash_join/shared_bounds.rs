@@ -812,7 +812,12 @@ impl SharedBuildAccumulator {
 }
 
 /// The smallest minimum and largest maximum of each of `columns` join keys over the
-/// non-empty `partitions`; `None` when all are empty or one lacks a column's bounds.
+/// non-empty `partitions`; `None` when one lacks a column's bounds, or when no partition
+/// has a key without NULL.
+///
+/// A partition whose bounds of some column are NULL built only keys with a NULL in that
+/// column, which match no probe row, so it bounds nothing; taking its NULL as the minimum
+/// (`ScalarValue` orders NULL first) would make `key >= NULL` drop every row.
 fn overall_bounds(
     partitions: &[&PartitionData],
     columns: usize,
@@ -825,6 +830,9 @@ fn overall_bounds(
         let bounds = (0..columns)
             .map(|i| partition.bounds.get_column_bounds(i))
             .collect::<Option<Vec<_>>>()?;
+        if bounds.iter().any(|b| b.min.is_null() || b.max.is_null()) {
+            continue;
+        }
         overall = Some(match overall {
             None => bounds.into_iter().cloned().collect(),
             Some(so_far) => so_far
