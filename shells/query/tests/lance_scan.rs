@@ -627,6 +627,21 @@ async fn check_join(ctx: &SessionContext, sql: &str, matched: &[i64], removed: u
     shown
 }
 
+/// A session (`join_session(partitioned)`) with `t`, 100,000 rows of `rows`, and
+/// `keys(k)`, the one nullable column `keys`; both are written under `dir`.
+async fn t_and_keys(dir: &std::path::Path, partitioned: bool, keys: ArrayRef) -> SessionContext {
+    let schema = Schema::new(vec![Field::new("k", keys.data_type().clone(), true)]);
+    let small = RecordBatch::try_new(Arc::new(schema), vec![keys]).expect("keys");
+    let ks = write(dir, "keys", small).await;
+    let ds = write(dir, "t", rows(0..100_000)).await;
+    let ctx = join_session(partitioned);
+    ctx.register_table("t", Arc::new(LanceTable::new(ds)))
+        .expect("register");
+    ctx.register_table("keys", Arc::new(LanceTable::new(ks)))
+        .expect("register");
+    ctx
+}
+
 /// Joins `keys(k)` (from `keys`, and a NULL) with a 100,000-row `t` on `k = t.id`,
 /// `partitioned` or collecting the build side, and checks the answer and that the probe
 /// scan dropped every row of `t` whose id is not a key: exactly, not only the rows outside
@@ -634,20 +649,10 @@ async fn check_join(ctx: &SessionContext, sql: &str, matched: &[i64], removed: u
 async fn join_many_keys(keys: &[i64], partitioned: bool) -> String {
     let dir = tempfile::tempdir().expect("tempdir");
     let n = 100_000_i64;
-    let ds = write(dir.path(), "t", rows(0..n)).await;
-    let small = RecordBatch::try_new(
-        Arc::new(Schema::new(vec![Field::new("k", DataType::Int64, true)])),
-        vec![Arc::new(Int64Array::from_iter(
-            keys.iter().map(|&k| Some(k)).chain([None]),
-        ))],
-    )
-    .expect("keys");
-    let ks = write(dir.path(), "keys", small).await;
-    let ctx = join_session(partitioned);
-    ctx.register_table("t", Arc::new(LanceTable::new(ds)))
-        .expect("register");
-    ctx.register_table("keys", Arc::new(LanceTable::new(ks)))
-        .expect("register");
+    let column: ArrayRef = Arc::new(Int64Array::from_iter(
+        keys.iter().map(|&k| Some(k)).chain([None]),
+    ));
+    let ctx = t_and_keys(dir.path(), partitioned, column).await;
     let matched: Vec<i64> = keys
         .iter()
         .copied()
@@ -693,23 +698,13 @@ async fn a_partitioned_join_of_few_integer_keys_tests_them_in_one_bitmap() {
 async fn a_partitioned_join_of_few_string_keys_tests_them_in_one_in_list() {
     let dir = tempfile::tempdir().expect("tempdir");
     let n = 100_000_i64;
-    let ds = write(dir.path(), "t", rows(0..n)).await;
     let tags = ["tag3", "tag7", "tag11", "tag13", "", "TAG3"];
-    let small = RecordBatch::try_new(
-        Arc::new(Schema::new(vec![Field::new("tag", DataType::Utf8, true)])),
-        vec![Arc::new(StringArray::from_iter(
-            tags.iter().map(|t| Some(*t)).chain([None]),
-        ))],
-    )
-    .expect("tags");
-    let ks = write(dir.path(), "tags", small).await;
-    let ctx = join_session(true);
-    ctx.register_table("t", Arc::new(LanceTable::new(ds)))
-        .expect("register");
-    ctx.register_table("tags", Arc::new(LanceTable::new(ks)))
-        .expect("register");
+    let column: ArrayRef = Arc::new(StringArray::from_iter(
+        tags.iter().map(|t| Some(*t)).chain([None]),
+    ));
+    let ctx = t_and_keys(dir.path(), true, column).await;
     let matched: Vec<i64> = (0..n).filter(|i| [3, 7, 11].contains(&(i % 13))).collect();
-    let sql = "SELECT count(*), sum(t.id) FROM tags JOIN t ON tags.tag = t.tag";
+    let sql = "SELECT count(*), sum(t.id) FROM keys JOIN t ON keys.k = t.tag";
     let shown = check_join(&ctx, sql, &matched, n as usize - matched.len()).await;
     assert!(shown.contains("HashJoinExec: mode=Partitioned"), "{shown}");
     assert!(shown.contains("IN (SET)"), "{shown}");
@@ -729,9 +724,7 @@ fn partition_of_two(keys: &ArrayRef) -> Vec<u64> {
 /// of integers) must not take them for the keys' minimum (`key >= NULL` keeps no row).
 #[tokio::test]
 async fn a_partition_of_null_keys_adds_no_bounds_to_the_merged_filter() {
-    let dir = tempfile::tempdir().expect("tempdir");
     let n = 100_000_i64;
-    let ds = write(dir.path(), "t", rows(0..n)).await;
     let strings: ArrayRef = Arc::new(StringArray::from_iter(
         (0..13).map(|i| Some(format!("tag{i}"))).chain([None]),
     ));
@@ -765,14 +758,8 @@ async fn a_partition_of_null_keys_adds_no_bounds_to_the_merged_filter() {
             })
             .collect();
         assert!(!matched.is_empty(), "{column}");
-        let schema = Schema::new(vec![Field::new("k", keys.data_type().clone(), true)]);
-        let small = RecordBatch::try_new(Arc::new(schema), vec![build]).expect("keys");
-        let ks = write(dir.path(), &format!("keys_{column}"), small).await;
-        let ctx = join_session(true);
-        ctx.register_table("t", Arc::new(LanceTable::new(ds.clone())))
-            .expect("register");
-        ctx.register_table("keys", Arc::new(LanceTable::new(ks)))
-            .expect("register");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ctx = t_and_keys(dir.path(), true, build).await;
         let sql = format!("SELECT count(*), sum(t.id) FROM keys JOIN t ON keys.k = t.{column}");
         let shown = check_join(&ctx, &sql, &matched, n as usize - matched.len()).await;
         assert!(shown.contains("HashJoinExec: mode=Partitioned"), "{shown}");
