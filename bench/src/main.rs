@@ -423,11 +423,12 @@ async fn load(endpoint: &str, parquet: &Path, scale: f64) -> anyhow::Result<Load
         // The appends alone: pylance's side times only its writes, and the zone maps
         // below are an index build, not ingest.
         let appended = started.elapsed();
-        // Zone maps on the key columns give the planner each key's range, as row-group
-        // statistics do for the Parquet peers ([`lake_query::scan_statistics`]).
+        // Zone maps on the key and date columns give the planner each key's range and
+        // each date filter's selectivity, as row-group statistics do for the Parquet peers
+        // ([`lake_query::scan_statistics`]).
         for field in schema.fields() {
             let column = field.name();
-            if column.ends_with("key") {
+            if column.ends_with("key") || column.ends_with("date") {
                 lake.sql(&format!(
                     "CREATE INDEX IF NOT EXISTS {column}_zonemap ON {name} USING ZONEMAP ({column})"
                 ))

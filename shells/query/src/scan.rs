@@ -131,8 +131,9 @@ impl TableProvider for LanceTable {
             }
             None => {}
         }
-        if let Some(filter) = cheapest_first(filters.to_vec(), &self.schema) {
-            scan.filter_expr(filter);
+        let filter = cheapest_first(filters.to_vec(), &self.schema);
+        if let Some(filter) = &filter {
+            scan.filter_expr(filter.clone());
         }
         scan.limit(limit.map(|l| l as i64), None).map_err(lance)?;
         scan.materialization_style(MaterializationStyle::AllEarly);
@@ -161,10 +162,18 @@ impl TableProvider for LanceTable {
         }
         let ranges = crate::scan_statistics::of_columns(&self.dataset, &plan.schema()).await;
         if limit.is_some() {
+            // A limit bounds the rows whatever the filter keeps: Lance's estimate then.
             return Ok(crate::runtime_filter::accepting(
-                crate::scan_statistics::with_statistics(plan, ranges),
+                crate::scan_statistics::with_statistics(plan, ranges, None),
             ));
         }
+        let filtered = match &filter {
+            Some(filter) => {
+                crate::scan_statistics::filtered_rows(&self.dataset, &self.schema, filter, state)
+                    .await
+            }
+            None => None,
+        };
         let partitions = state.config().target_partitions().max(1);
         let plan = plan
             .transform_down(|node| {
@@ -196,7 +205,7 @@ impl TableProvider for LanceTable {
             })?
             .data;
         Ok(crate::runtime_filter::accepting(
-            crate::scan_statistics::with_statistics(plan, ranges),
+            crate::scan_statistics::with_statistics(plan, ranges, filtered),
         ))
     }
 

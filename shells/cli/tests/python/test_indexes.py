@@ -277,3 +277,40 @@ def test_a_join_filters_its_probe_scan_by_the_keys_it_built(conn, unique_ns):
     assert counted(removed.group(1)) == 100000 - 50, filters[0]
     # Without a join there is nothing to learn: the scan is Lance's read alone.
     assert "RuntimeFilter" not in plan(conn, f"SELECT sum(v) FROM {f} WHERE key > 10")
+
+
+def test_a_zone_map_on_a_filtered_date_steers_the_join(conn, unique_ns):
+    """A scan's rows under a filter are estimated from the zone maps of the columns the
+    filter reads (`filter_selectivity=` on `ScanStatistics`), as DataFusion estimates a
+    filter over Parquet statistics; without them, Lance's estimate knows no range and a range
+    filter keeps every row. TPC-H q4's shape: a quarter of `o` by date, semi-joined with the
+    items received late. Without ranges the filtered `o` (key and a string) looks larger than
+    the filtered items (a key) and the join builds on the items (RightSemi); the zone map on
+    `od` shows 1 order in 26 and the join builds on the orders (LeftSemi). Same answer."""
+    o, li = (f"{unique_ns}.{n}" for n in ("o", "li"))
+    query(conn, f"CREATE TABLE {o} AS SELECT value AS ok, DATE '1992-01-01' + CAST(value * 7 % 2400 AS INT) "
+                f"AS od, 'p' || (value % 5) AS prio FROM range(0, 15000)")
+    query(conn, f"CREATE TABLE {li} AS SELECT value % 15000 AS ok, DATE '1995-01-01' AS cd, "
+                f"DATE '1995-01-01' + CAST(value % 5 < 3 AS INT) AS rd FROM range(0, 60000)")
+    q4 = (f"SELECT prio, count(*) FROM {o} WHERE od >= DATE '1994-09-27' AND od < DATE '1994-12-28' "
+          f"AND EXISTS (SELECT 1 FROM {li} WHERE {li}.ok = {o}.ok AND cd < rd) GROUP BY prio")
+    # Order i's four items are i + 15000 k, all received late when i % 5 < 3.
+    in_quarter = [i for i in range(15000) if 1000 <= i * 7 % 2400 < 1092]
+    expected = sorted((f"p{p}", sum(1 for i in in_quarter if i % 5 == p)) for p in range(3))
+    assert rows(conn, q4) == expected
+    before = plan(conn, q4)
+    assert "filter_selectivity=" not in before, before
+    assert "join_type=RightSemi" in before, before
+
+    query(conn, f"CREATE INDEX ON {o} USING ZONEMAP (od)")
+    after = plan(conn, q4)
+    selectivity = re.search(r"filter_selectivity=([0-9.]+)", after)
+    assert selectivity and 0.036 < float(selectivity.group(1)) < 0.040, after
+    assert "join_type=LeftSemi" in after, after
+    assert rows(conn, q4) == expected
+
+    # A fragment the zone map has not seen makes the range, and so the estimate, unknown.
+    query(conn, f"INSERT INTO {o} VALUES (99999, DATE '1994-10-01', 'p0')")
+    assert "filter_selectivity=" not in plan(conn, q4)
+    query(conn, f"OPTIMIZE {o}")
+    assert "filter_selectivity=" in plan(conn, q4)
