@@ -376,6 +376,26 @@ async fn the_scan_evaluates_cheap_conjuncts_first() {
     );
 }
 
+/// The columns of each hash join's build side (its left input) in `plan`, in plan order.
+fn build_sides(plan: &Arc<dyn ExecutionPlan>) -> Vec<Vec<String>> {
+    let mut builds = vec![];
+    plan.apply(|node| {
+        if let Some(join) = node.downcast_ref::<HashJoinExec>() {
+            builds.push(
+                join.left()
+                    .schema()
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .collect(),
+            );
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })
+    .expect("walk");
+    builds
+}
+
 #[tokio::test]
 async fn a_join_builds_on_the_filtered_side_when_it_is_smaller() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -392,23 +412,8 @@ async fn a_join_builds_on_the_filtered_side_when_it_is_smaller() {
     // Estimated at DataFusion's default 20 % of 6,000 rows, the filtered `items` (1,200 rows
     // of `ok`, `mode`) is smaller than the 1,500 `orders` (`ok`, `prio`): the hash table is
     // built on it, the join's left input.
-    let mut builds = vec![];
-    plan.apply(|node| {
-        if let Some(join) = node.downcast_ref::<HashJoinExec>() {
-            builds.push(
-                join.left()
-                    .schema()
-                    .fields()
-                    .iter()
-                    .map(|f| f.name().clone())
-                    .collect::<Vec<_>>(),
-            );
-        }
-        Ok(TreeNodeRecursion::Continue)
-    })
-    .expect("walk");
     assert_eq!(
-        builds,
+        build_sides(&plan),
         vec![vec!["ok".to_string(), "mode".to_string()]],
         "{shown}"
     );
@@ -930,22 +935,11 @@ async fn a_semi_join_builds_on_the_side_a_zone_map_shows_smaller() {
         let shown = datafusion::physical_plan::displayable(plan.as_ref())
             .indent(true)
             .to_string();
-        let mut builds = vec![];
-        plan.apply(|node| {
-            if let Some(join) = node.downcast_ref::<HashJoinExec>() {
-                builds.push(
-                    join.left()
-                        .schema()
-                        .fields()
-                        .iter()
-                        .map(|f| f.name().clone())
-                        .collect::<Vec<_>>(),
-                );
-            }
-            Ok(TreeNodeRecursion::Continue)
-        })
-        .expect("walk");
-        assert_eq!(builds, vec![build], "zone map {zone_map}\n{shown}");
+        assert_eq!(
+            build_sides(&plan),
+            vec![build],
+            "zone map {zone_map}\n{shown}"
+        );
         let batches = datafusion::physical_plan::collect(plan, ctx.task_ctx())
             .await
             .expect(&sql);
