@@ -32,7 +32,7 @@
 //! ([`lance_encoding::decoder::estimate_bytes_per_row`]).
 //!
 //! **Rows.** Lance estimates a filtered scan knowing no column's range: a range filter then
-//! keeps every row, and a filter the analysis cannot take DataFusion's default 20 %. Where
+//! keeps every row, and one the analysis cannot take keeps DataFusion's default 20 %. Where
 //! every column a pushed filter reads has a zone map, the scan's rows are estimated from
 //! those ranges instead, by the interval analysis DataFusion's `FilterExec` runs over
 //! Parquet statistics ([`filtered_rows`]).
@@ -137,8 +137,8 @@ pub struct FilteredRows {
 ///
 /// `None`, and the scan keeps Lance's estimate, unless every column the filter reads is an
 /// integer, date or timestamp column with a zone map covering every fragment, and the
-/// analysis supports the filter's shape (`datafusion::physical_expr::intervals::utils::
-/// check_support`: comparisons of columns and literals joined by `AND`). The analysis
+/// analysis takes every expression in the filter (`datafusion::physical_expr::intervals::
+/// utils::check_support`, the test `FilterExec` applies before it). The analysis
 /// measures how much of a column's range a filter keeps by counting values
 /// (`Interval::cardinality`), which DataFusion defines for those types only; on a decimal
 /// or string column it would count a narrowed range as keeping every row.
