@@ -137,8 +137,8 @@ pub struct FilteredRows {
 ///
 /// `None`, and the scan keeps Lance's estimate, unless every column the filter reads is an
 /// integer, date or timestamp column with a zone map covering every fragment, and the
-/// analysis takes every expression in the filter (`datafusion::physical_expr::intervals::
-/// utils::check_support`, the test `FilterExec` applies before it). The analysis
+/// analysis takes every expression in the filter (DataFusion's `check_support` in
+/// `physical_expr::intervals::utils`, the test `FilterExec` applies before it). The analysis
 /// measures how much of a column's range a filter keeps by counting values
 /// (`Interval::cardinality`), which DataFusion defines for those types only; on a decimal
 /// or string column it would count a narrowed range as keeping every row.
