@@ -84,12 +84,26 @@ async fn collect(ctx: &SessionContext, sql: &str) -> Vec<RecordBatch> {
 
 async fn scalar(ctx: &SessionContext, sql: &str) -> i64 {
     let batches = collect(ctx, sql).await;
-    let column = batches[0].column(0);
-    let values = column
-        .as_any()
-        .downcast_ref::<Int64Array>()
-        .unwrap_or_else(|| panic!("{sql}: not Int64 but {:?}", column.data_type()));
-    values.value(0)
+    column::<Int64Array>(&batches[0], 0).value(0)
+}
+
+/// Column `i` of `batch` as an `A`, panicking with the type it has instead.
+fn column<A: Array + 'static>(batch: &RecordBatch, i: usize) -> &A {
+    let array = batch.column(i);
+    array.as_any().downcast_ref::<A>().unwrap_or_else(|| {
+        panic!(
+            "column {i}: not {} but {:?}",
+            std::any::type_name::<A>(),
+            array.data_type()
+        )
+    })
+}
+
+/// `plan` as `EXPLAIN` shows it, for assertion messages.
+fn explained(plan: &Arc<dyn ExecutionPlan>) -> String {
+    datafusion::physical_plan::displayable(plan.as_ref())
+        .indent(true)
+        .to_string()
 }
 
 #[tokio::test]
@@ -137,11 +151,7 @@ async fn every_row_is_read_once_at_any_partition_count() {
         let rows: Vec<i64> = limited
             .iter()
             .flat_map(|b| {
-                let ids = b
-                    .column(0)
-                    .as_any()
-                    .downcast_ref::<Int64Array>()
-                    .expect("ids");
+                let ids = column::<Int64Array>(b, 0);
                 (0..ids.len()).map(|i| ids.value(i)).collect::<Vec<_>>()
             })
             .collect();
@@ -164,9 +174,7 @@ async fn the_scan_runs_on_as_many_partitions_as_the_session_targets() {
         .create_physical_plan()
         .await
         .expect("physical plan");
-    let shown = datafusion::physical_plan::displayable(plan.as_ref())
-        .indent(true)
-        .to_string();
+    let shown = explained(&plan);
     assert_eq!(
         plan.properties().output_partitioning().partition_count(),
         3,
@@ -326,9 +334,7 @@ async fn a_filtered_scan_counts_the_bytes_of_the_columns_it_returns() {
     )
     .await;
     let whole = physical(&ctx, "SELECT ok, mode FROM items").await;
-    let shown = datafusion::physical_plan::displayable(filtered.as_ref())
-        .indent(true)
-        .to_string();
+    let shown = explained(&filtered);
     assert!(
         shown.contains("bytes_without=[ship, commit, receipt, _rowid]"),
         "{shown}"
@@ -347,9 +353,7 @@ async fn the_scan_evaluates_cheap_conjuncts_first() {
     let dir = tempfile::tempdir().expect("tempdir");
     let ctx = q12_tables(dir.path()).await;
     let plan = physical(&ctx, &format!("SELECT ok FROM items WHERE {Q12_FILTER}")).await;
-    let shown = datafusion::physical_plan::displayable(plan.as_ref())
-        .indent(true)
-        .to_string();
+    let shown = explained(&plan);
     // Date comparisons with a literal, then between columns, then the strings; Lance keeps
     // the order it is given.
     assert!(
@@ -406,9 +410,7 @@ async fn a_join_builds_on_the_filtered_side_when_it_is_smaller() {
          GROUP BY mode ORDER BY mode"
     );
     let plan = physical(&ctx, &sql).await;
-    let shown = datafusion::physical_plan::displayable(plan.as_ref())
-        .indent(true)
-        .to_string();
+    let shown = explained(&plan);
     // Estimated at DataFusion's default 20 % of 6,000 rows, the filtered `items` (1,200 rows
     // of `ok`, `mode`) is smaller than the 1,500 `orders` (`ok`, `prio`): the hash table is
     // built on it, the join's left input.
@@ -441,21 +443,11 @@ async fn a_join_builds_on_the_filtered_side_when_it_is_smaller() {
         .expect(&sql);
     let mut got = vec![];
     for b in &batches {
-        let modes = b
-            .column(0)
-            .as_any()
-            .downcast_ref::<StringArray>()
-            .expect("mode");
-        let counts = b
-            .column(1)
-            .as_any()
-            .downcast_ref::<Int64Array>()
-            .expect("count");
-        let urgent = b
-            .column(2)
-            .as_any()
-            .downcast_ref::<Int64Array>()
-            .expect("sum");
+        let (modes, counts, urgent) = (
+            column::<StringArray>(b, 0),
+            column::<Int64Array>(b, 1),
+            column::<Int64Array>(b, 2),
+        );
         for i in 0..b.num_rows() {
             got.push((modes.value(i).to_string(), counts.value(i), urgent.value(i)));
         }
@@ -613,19 +605,10 @@ async fn check_join(ctx: &SessionContext, sql: &str, matched: &[i64], removed: u
     let batches = datafusion::physical_plan::collect(plan.clone(), ctx.task_ctx())
         .await
         .expect(sql);
-    let shown = datafusion::physical_plan::displayable(plan.as_ref())
-        .indent(true)
-        .to_string();
-    let column = |i: usize| {
-        batches[0]
-            .column(i)
-            .as_any()
-            .downcast_ref::<Int64Array>()
-            .expect("Int64")
-            .value(0)
-    };
+    let shown = explained(&plan);
+    let value = |i: usize| column::<Int64Array>(&batches[0], i).value(0);
     assert_eq!(
-        (column(0), column(1)),
+        (value(0), value(1)),
         (matched.len() as i64, matched.iter().sum()),
         "{shown}"
     );
@@ -869,9 +852,7 @@ async fn a_date_range_is_estimated_from_its_zone_map() {
             &format!("SELECT ok, prio FROM orders WHERE {Q4_ORDERS}"),
         )
         .await;
-        let shown = datafusion::physical_plan::displayable(plan.as_ref())
-            .indent(true)
-            .to_string();
+        let shown = explained(&plan);
         let rows = *plan
             .partition_statistics(None)
             .expect("statistics")
@@ -932,9 +913,7 @@ async fn a_semi_join_builds_on_the_side_a_zone_map_shows_smaller() {
     for (zone_map, build) in [(true, vec!["ok", "prio"]), (false, vec!["ok"])] {
         let ctx = q4_tables(&dir.path().join(zone_map.to_string()), zone_map).await;
         let plan = physical(&ctx, &sql).await;
-        let shown = datafusion::physical_plan::displayable(plan.as_ref())
-            .indent(true)
-            .to_string();
+        let shown = explained(&plan);
         assert_eq!(
             build_sides(&plan),
             vec![build],
@@ -945,16 +924,7 @@ async fn a_semi_join_builds_on_the_side_a_zone_map_shows_smaller() {
             .expect(&sql);
         let mut got = vec![];
         for b in &batches {
-            let prio = b
-                .column(0)
-                .as_any()
-                .downcast_ref::<StringArray>()
-                .expect("prio");
-            let count = b
-                .column(1)
-                .as_any()
-                .downcast_ref::<Int64Array>()
-                .expect("count");
+            let (prio, count) = (column::<StringArray>(b, 0), column::<Int64Array>(b, 1));
             for i in 0..b.num_rows() {
                 got.push((prio.value(i).to_string(), count.value(i)));
             }
