@@ -160,6 +160,7 @@ fn main() -> anyhow::Result<()> {
         // The replica as `lake serve` runs it; the peers (pylance) keep Lance's default.
         // SAFETY: no thread has been started yet.
         unsafe { lake_query::dataset::size_lance_compute_pool() };
+        lake::allocator::reset_on_purge();
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -269,6 +269,7 @@ enum Format {
 fn main() -> anyhow::Result<()> {
     // SAFETY: no thread has been started yet.
     unsafe { lake_query::dataset::size_lance_compute_pool() };
+    lake::allocator::reset_on_purge();
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
