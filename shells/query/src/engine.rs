@@ -1046,6 +1046,7 @@ impl Engine {
             .with_default_features()
             .with_type_planner(Arc::new(crate::files::FileTypePlanner))
             .with_analyzer_rules(analyzer_rules())
+            .with_optimizer_rules(crate::join_order::optimizer_rules())
             .build();
         let ctx = SessionContext::new_with_state(state);
         for function in crate::files::functions() {

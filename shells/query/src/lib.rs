@@ -28,6 +28,7 @@ pub mod flight;
 pub mod group_views;
 pub mod iceberg;
 pub mod index;
+pub mod join_order;
 pub mod jwt;
 pub mod merge;
 pub mod patterns;

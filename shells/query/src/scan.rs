@@ -209,6 +209,22 @@ impl TableProvider for LanceTable {
         ))
     }
 
+    /// The pinned version's live rows, exact, from its manifest: each fragment's physical
+    /// rows less its deleted ones (lance-table `Fragment::num_rows`); `None` when a
+    /// fragment does not record them (written by an old Lance). Columns are left unknown.
+    /// Read by [`crate::join_order::SmallDimensionsFirst`].
+    fn statistics(&self) -> Option<datafusion::common::Statistics> {
+        let rows = self
+            .dataset
+            .fragments()
+            .iter()
+            .map(|fragment| fragment.num_rows())
+            .sum::<Option<usize>>()?;
+        let mut statistics = datafusion::common::Statistics::new_unknown(&self.schema);
+        statistics.num_rows = datafusion::common::stats::Precision::Exact(rows);
+        Some(statistics)
+    }
+
     fn supports_filters_pushdown(
         &self,
         filters: &[&Expr],

@@ -6,6 +6,8 @@
 //! columns its filter reads, so joins build on the side that is smaller, and a join's probe
 //! scan drops the rows whose key the join did not build.
 
+mod common;
+
 use std::sync::Arc;
 
 use arrow::array::{
@@ -13,6 +15,7 @@ use arrow::array::{
     UInt32Array,
 };
 use arrow::datatypes::{DataType, Field, Schema};
+use common::write;
 use datafusion::common::hash_utils::create_hashes;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::datasource::TableProvider;
@@ -236,22 +239,6 @@ async fn deleted_rows_stay_deleted_and_an_empty_projection_counts_every_row() {
 }
 
 /// One dataset at `dir/name.lance` holding `batch`.
-async fn write(dir: &std::path::Path, name: &str, batch: RecordBatch) -> Arc<Dataset> {
-    let uri = dir
-        .join(format!("{name}.lance"))
-        .to_string_lossy()
-        .to_string();
-    let schema = batch.schema();
-    Dataset::write(
-        RecordBatchIterator::new([Ok(batch)], schema),
-        uri.as_str(),
-        None,
-    )
-    .await
-    .expect("write");
-    Arc::new(Dataset::open(&uri).await.expect("open"))
-}
-
 /// TPC-H q12's shape at 1/1000 of scale factor 1: `orders(ok, prio)` with 1,500 rows and
 /// `items(ok, mode, ship, commit, receipt)` with 6,000, joined on `ok` with a filter on
 /// `items` that keeps few rows and reads three date columns the query does not return.
