@@ -15,7 +15,8 @@
 //! every table it reads, at least one of them filtered) and whose left join keys all come
 //! from one table deeper in the left input, reached through inner joins, projections and
 //! filters only, it joins the dimension with that table there, and restores the original
-//! join's output columns with a projection on top. Inner joins are associative and
+//! join's output columns with a projection on top (or leaves the join as it was where
+//! DataFusion refuses a plan on the way). Inner joins are associative and
 //! commutative, so the rows are the same; the dimension's rows now restrict that table's
 //! rows before the other joins, and the join above it can then push a runtime filter
 //! (`DynamicFilter`, [`crate::runtime_filter`]) into the next large scan. Conjuncts of the
@@ -123,22 +124,12 @@ fn dimension_moved(join: Join) -> Result<Transformed<LogicalPlan>> {
         keys,
         join: &join,
     };
-    let Some((left, up)) = moved.join_into(Arc::unwrap_or_clone(join.left.clone()), 0)? else {
-        return Ok(Transformed::no(LogicalPlan::Join(join)));
-    };
-    let left = match conjunction(up) {
-        Some(predicate) => LogicalPlan::Filter(Filter::try_new(predicate, Arc::new(left))?),
-        None => left,
-    };
-    // The original join's columns, in its order, qualified as they were.
-    let columns = join
-        .schema
-        .iter()
-        .map(|(qualifier, field)| Expr::Column(Column::from((qualifier, field))))
-        .collect();
-    Ok(Transformed::yes(LogicalPlan::Projection(
-        Projection::try_new_with_schema(columns, Arc::new(left), join.schema.clone())?,
-    )))
+    // A plan DataFusion refuses to build on the way (a projection whose names the
+    // dimension's columns would make ambiguous, say) leaves the join as it was.
+    match moved.rewritten() {
+        Ok(Some(plan)) => Ok(Transformed::yes(plan)),
+        Ok(None) | Err(_) => Ok(Transformed::no(LogicalPlan::Join(join))),
+    }
 }
 
 /// Whether `plan` reads only tables of at most [`SMALL_DIMENSION_ROWS`] rows, through
@@ -209,6 +200,29 @@ struct Moved<'a> {
 }
 
 impl Moved<'_> {
+    /// The join's left input with the dimension joined deeper in it ([`Self::join_into`]),
+    /// the conjuncts of the join's filter that stay above as a filter, under a projection
+    /// of the join's own output columns, in its order and qualified as they were.
+    fn rewritten(&self) -> Result<Option<LogicalPlan>> {
+        let Some((left, up)) = self.join_into(Arc::unwrap_or_clone(self.join.left.clone()), 0)?
+        else {
+            return Ok(None);
+        };
+        let left = match conjunction(up) {
+            Some(predicate) => LogicalPlan::Filter(Filter::try_new(predicate, Arc::new(left))?),
+            None => left,
+        };
+        let columns = self
+            .join
+            .schema
+            .iter()
+            .map(|(qualifier, field)| Expr::Column(Column::from((qualifier, field))))
+            .collect();
+        let projection =
+            Projection::try_new_with_schema(columns, Arc::new(left), self.join.schema.clone())?;
+        Ok(Some(LogicalPlan::Projection(projection)))
+    }
+
     /// `plan` with the dimension joined to the table (a scan, possibly under aliases) that
     /// holds all of [`Self::keys`], reached through at least one inner join and otherwise
     /// only projections and filters, every projection on the way also passing the

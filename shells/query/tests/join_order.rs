@@ -281,3 +281,64 @@ async fn large_or_unfiltered_tables_stay_where_the_query_put_them() {
     let (nation_items, _) = q21_expected();
     assert_eq!(count(&lake, large).await, nation_items as i64);
 }
+
+#[tokio::test]
+async fn a_projection_whose_names_would_clash_does_not_fail_the_plan() {
+    use datafusion::functions_aggregate::expr_fn::count;
+    use datafusion::logical_expr::JoinType;
+    use datafusion::prelude::{col, lit};
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let lake = session(dir.path(), true).await;
+    // Below the join with nation, a projection names a column `name` that a later one
+    // drops: passing nation's columns through it would make `name` and `nation.name`
+    // ambiguous, so the nation cannot move down in the optimizer's first pass. The query
+    // still plans (the nation moves in the next pass, once that projection is pruned) and
+    // answers.
+    let suppliers_items = lake
+        .table("supplier")
+        .await
+        .expect("supplier")
+        .join(
+            lake.table("items").await.expect("items"),
+            JoinType::Inner,
+            &["sk"],
+            &["sk"],
+            None,
+        )
+        .expect("join")
+        .select(vec![
+            col("supplier.sk"),
+            col("supplier.nk"),
+            col("items.ok").alias("name"),
+        ])
+        .expect("select")
+        .select(vec![col("supplier.sk"), col("supplier.nk")])
+        .expect("select");
+    let nation = lake
+        .table("nation")
+        .await
+        .expect("nation")
+        .filter(col("nation.name").eq(lit("N3")))
+        .expect("filter");
+    let counted_rows = suppliers_items
+        .join(nation, JoinType::Inner, &["nk"], &["nk"], None)
+        .expect("join")
+        .aggregate(vec![], vec![count(lit(1))])
+        .expect("aggregate");
+    let plan = counted_rows
+        .clone()
+        .into_optimized_plan()
+        .expect("the rule leaves a plan it cannot rewrite as it was");
+    assert_eq!(
+        tables_under_join_on(&plan, "nation.nk"),
+        ["nation", "supplier"],
+        "{}",
+        plan.display_indent()
+    );
+    let (nation_items, _) = q21_expected();
+    assert_eq!(
+        counted(&counted_rows.collect().await.expect("count")),
+        nation_items as i64
+    );
+}
