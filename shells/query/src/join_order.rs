@@ -215,8 +215,9 @@ impl Moved<'_> {
         let columns = self
             .join
             .schema
-            .iter()
-            .map(|(qualifier, field)| Expr::Column(Column::from((qualifier, field))))
+            .columns()
+            .into_iter()
+            .map(Expr::Column)
             .collect();
         let projection =
             Projection::try_new_with_schema(columns, Arc::new(left), self.join.schema.clone())?;
@@ -247,8 +248,9 @@ impl Moved<'_> {
                 expr.extend(
                     self.dimension
                         .schema()
-                        .iter()
-                        .map(|(qualifier, field)| Expr::Column(Column::from((qualifier, field)))),
+                        .columns()
+                        .into_iter()
+                        .map(Expr::Column),
                 );
                 let projection = Projection::try_new(expr, Arc::new(input))?;
                 Some((LogicalPlan::Projection(projection), up))

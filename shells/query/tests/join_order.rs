@@ -135,7 +135,7 @@ fn counted(batches: &[RecordBatch]) -> i64 {
 }
 
 async fn count(ctx: &SessionContext, sql: &str) -> i64 {
-    counted(&ctx.sql(sql).await.expect(sql).collect().await.expect(sql))
+    executed(ctx, sql).await.1
 }
 
 /// The tables under the join whose keys include `column` (as `table.column`), sorted.
