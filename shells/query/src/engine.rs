@@ -1047,6 +1047,9 @@ impl Engine {
             .with_type_planner(Arc::new(crate::files::FileTypePlanner))
             .with_analyzer_rules(analyzer_rules())
             .with_optimizer_rules(crate::join_order::optimizer_rules())
+            .with_optimizer_rule(Arc::new(crate::shared_groupings::ShareRepeatedGroupings))
+            .with_query_planner(Arc::new(crate::shared_groupings::LakeQueryPlanner))
+            .with_physical_optimizer_rule(Arc::new(crate::shared_groupings::LinkSharedGroupings))
             .build();
         let ctx = SessionContext::new_with_state(state);
         for function in crate::files::functions() {

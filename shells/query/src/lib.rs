@@ -39,6 +39,7 @@ pub mod running;
 pub mod runtime_filter;
 pub mod scan;
 pub mod scan_statistics;
+pub mod shared_groupings;
 pub mod sql;
 pub mod ticket;
 
