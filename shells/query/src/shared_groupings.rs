@@ -8,29 +8,33 @@
 //!
 //! Lake computes such a grouping once:
 //! 1. [`ShareRepeatedGroupings`], the last logical optimizer rule, finds the `Aggregate`s
-//!    that occur more than once in the plan, subqueries included, equal as logical plans
-//!    (`LogicalPlan: Eq`: same input, grouping and aggregates) and free of volatile
-//!    expressions (`random()`: each reference draws its own). It wraps each occurrence in a
-//!    [`Shared`] node, one id per distinct grouping.
+//!    that group one input by the same expressions more than once in the plan, subqueries
+//!    included (the input compared as a logical plan, `LogicalPlan: Eq`, and by the table
+//!    providers it scans), none of them with a volatile expression (`random()`: each
+//!    reference draws its own). It replaces each with a [`Shared`] node over one
+//!    `Aggregate` computing every aggregate any of them computes, under a projection
+//!    to the reference's own columns where it reads fewer. One id per grouping.
 //! 2. [`SharedPlanner`] plans a [`Shared`] node into a [`SharedExec`] over its input.
 //! 3. [`LinkSharedGroupings`], the last physical optimizer rule, gives the [`SharedExec`]s
 //!    of one id a common [`SharedResults`] when their inputs became the same physical plan
-//!    (same display, schema and partitioning); it removes the wrappers otherwise. The first
-//!    reference keeps the input as its child, the others read through it (in `EXPLAIN`,
-//!    `SharedExec: id=…, reads the first reference`).
+//!    (same display, schema and partitioning); it removes the wrappers otherwise, and in
+//!    the recursive term of a `WITH RECURSIVE`, which runs again for each iteration. The
+//!    first reference keeps the input as its child, the others read through it (in
+//!    `EXPLAIN`, `SharedExec: id=…, reads the first reference`).
 //! 4. At execution each partition of the input runs once. Whichever reference needs a
 //!    batch nobody has read yet pulls it from the input and keeps it for the other
 //!    references; they read the kept batches at their own pace. So no reference waits for
 //!    another to be polled, and nothing deadlocks whichever order the plan polls them in.
 //!
-//! Kept batches are charged to the statement's memory pool and released once every
-//! reference has read them. A grouping's output is at most the hash table that built it,
-//! so keeping it costs no more than the grouping did. When the pool refuses a batch while
-//! only one reference has read any, the kept batches are dropped and the other references
-//! compute the grouping themselves, as they would without this module; once two have read
+//! Kept batches are charged to the statement's memory pool (the memory of their slices)
+//! and released once every reference has read them. A grouping's output is at most the
+//! hash table that built it, so keeping it costs no more than the grouping did. When the
+//! pool refuses a batch while only one reference has read any, the kept batches are
+//! dropped and the other references compute the grouping themselves over a fresh copy of
+//! its input (`reset_plan_states`), as they would without this module; once two have read
 //! some, the pool's error is the statement's, as for any operator that holds rows.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -43,13 +47,16 @@ use datafusion::execution::context::{QueryPlanner, SessionState};
 use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{
-    Expr, Extension, LogicalPlan, UserDefinedLogicalNode, UserDefinedLogicalNodeCore,
+    Aggregate, Expr, Extension, LogicalPlan, Projection, UserDefinedLogicalNode,
+    UserDefinedLogicalNodeCore,
 };
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_plan::execution_plan::reset_plan_states;
 use datafusion::physical_plan::metrics::{
     BaselineMetrics, Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
 };
+use datafusion::physical_plan::recursive_query::RecursiveQueryExec;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, displayable,
@@ -73,70 +80,118 @@ impl OptimizerRule for ShareRepeatedGroupings {
         plan: LogicalPlan,
         _config: &dyn OptimizerConfig,
     ) -> Result<Transformed<LogicalPlan>> {
-        let mut counts: HashMap<Grouping, usize> = HashMap::new();
+        let mut families: HashMap<Family, Members> = HashMap::new();
         let mut next_id = 0;
         plan.apply_with_subqueries(|node| {
             if let Some(shared) = as_shared(node) {
                 next_id = next_id.max(shared.id + 1);
                 return Ok(TreeNodeRecursion::Jump);
             }
-            if matches!(node, LogicalPlan::Aggregate(_)) {
-                *counts.entry(Grouping::of(node)?).or_default() += 1;
+            if let LogicalPlan::Aggregate(aggregate) = node {
+                let members = families.entry(Family::of(aggregate)?).or_default();
+                members.count += 1;
+                members.volatile |= volatile(node)?;
+                for expr in &aggregate.aggr_expr {
+                    if !members.aggregates.contains(expr) {
+                        members.aggregates.push(expr.clone());
+                    }
+                }
             }
             Ok(TreeNodeRecursion::Continue)
         })?;
-        let mut repeated = HashSet::new();
-        for (grouping, count) in counts {
-            if count > 1 && !volatile(&grouping.0)? {
-                repeated.insert(grouping);
-            }
-        }
-        if repeated.is_empty() {
+        families.retain(|_, members| members.count > 1 && !members.volatile);
+        if families.is_empty() {
             return Ok(Transformed::no(plan));
         }
-        // Ids in the order the plan is walked, so that one statement always gets the same.
-        let mut ids: HashMap<Grouping, usize> = HashMap::new();
+        // Per family, its id (in the order the plan is walked, so that one statement always
+        // gets the same) and the grouping its references read.
+        let mut shared: HashMap<Family, Option<(usize, LogicalPlan)>> = HashMap::new();
         plan.transform_down_with_subqueries(|node| {
             if as_shared(&node).is_some() {
                 return Ok(Transformed::new(node, false, TreeNodeRecursion::Jump));
             }
-            if !matches!(node, LogicalPlan::Aggregate(_)) {
+            let LogicalPlan::Aggregate(aggregate) = &node else {
+                return Ok(Transformed::no(node));
+            };
+            let family = Family::of(aggregate)?;
+            let Some(members) = families.get(&family) else {
+                return Ok(Transformed::no(node));
+            };
+            let (input, group_expr) = (Arc::clone(&aggregate.input), aggregate.group_expr.clone());
+            let entry = shared.entry(family).or_insert_with(|| {
+                // Every aggregate any reference computes, over the one input and grouping.
+                // DataFusion may refuse the union (two aggregates under one alias): the
+                // references are then left as they are.
+                Aggregate::try_new(input, group_expr, members.aggregates.clone())
+                    .ok()
+                    .map(|union| {
+                        next_id += 1;
+                        (next_id - 1, LogicalPlan::Aggregate(union))
+                    })
+            });
+            let Some((id, union)) = entry else {
+                return Ok(Transformed::no(node));
+            };
+            let reference = LogicalPlan::Extension(Extension {
+                node: Arc::new(Shared {
+                    id: *id,
+                    input: union.clone(),
+                }),
+            });
+            let schema = node.schema();
+            if union.schema().iter().eq(schema.iter()) {
+                return Ok(Transformed::new(reference, true, TreeNodeRecursion::Jump));
+            }
+            // This reference's columns of the grouping, under the names it gave them.
+            let columns = schema.columns().into_iter().map(Expr::Column).collect();
+            let projection =
+                LogicalPlan::Projection(Projection::try_new(columns, Arc::new(reference))?);
+            if !projection.schema().iter().eq(schema.iter()) {
                 return Ok(Transformed::no(node));
             }
-            let grouping = Grouping::of(&node)?;
-            if !repeated.contains(&grouping) {
-                return Ok(Transformed::no(node));
-            }
-            let id = *ids.entry(grouping).or_insert_with(|| {
-                next_id += 1;
-                next_id - 1
-            });
-            let shared = LogicalPlan::Extension(Extension {
-                node: Arc::new(Shared { id, input: node }),
-            });
-            Ok(Transformed::new(shared, true, TreeNodeRecursion::Jump))
+            Ok(Transformed::new(projection, true, TreeNodeRecursion::Jump))
         })
     }
 }
 
-/// A grouping as compared: the plan (`LogicalPlan: Eq`, which compares a `TableScan` by
-/// table name, projection and filters, not by its provider) and the address of each
-/// scan's provider in walk order, so that two scans of one name at different versions or
-/// snapshots are not taken for the same.
+/// Groupings that can share one computation: the same input grouped by the same
+/// expressions, whatever aggregates each computes. The input is compared as a plan
+/// (`LogicalPlan: Eq`, which compares a `TableScan` by table name, projection and
+/// filters, not by its provider) and by the address of each scan's provider in walk order,
+/// so that two scans of one name at different versions or snapshots are not taken for
+/// the same.
 #[derive(PartialEq, Eq, Hash)]
-struct Grouping(LogicalPlan, Vec<usize>);
+struct Family {
+    input: Arc<LogicalPlan>,
+    group_expr: Vec<Expr>,
+    sources: Vec<usize>,
+}
 
-impl Grouping {
-    fn of(plan: &LogicalPlan) -> Result<Self> {
+impl Family {
+    fn of(aggregate: &Aggregate) -> Result<Self> {
         let mut sources = Vec::new();
-        plan.apply_with_subqueries(|node| {
+        aggregate.input.apply_with_subqueries(|node| {
             if let LogicalPlan::TableScan(scan) = node {
                 sources.push(Arc::as_ptr(&scan.source).cast::<()>() as usize);
             }
             Ok(TreeNodeRecursion::Continue)
         })?;
-        Ok(Self(plan.clone(), sources))
+        Ok(Self {
+            input: Arc::clone(&aggregate.input),
+            group_expr: aggregate.group_expr.clone(),
+            sources,
+        })
     }
+}
+
+/// The groupings of one [`Family`] in a plan.
+#[derive(Default)]
+struct Members {
+    count: usize,
+    /// Whether one of them has a volatile expression.
+    volatile: bool,
+    /// Every aggregate they compute, each once, in the order first seen.
+    aggregates: Vec<Expr>,
 }
 
 fn as_shared(plan: &LogicalPlan) -> Option<&Shared> {
@@ -278,26 +333,7 @@ impl PhysicalOptimizerRule for LinkSharedGroupings {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         // Per id, the references found; `None` once two references' inputs differ.
         let mut groups: HashMap<usize, Option<Group>> = HashMap::new();
-        plan.apply(|node| {
-            if let Some(shared) = node.downcast_ref::<SharedExec>()
-                && shared.results.is_none()
-            {
-                let fingerprint = fingerprint(&shared.input);
-                let group = groups.entry(shared.id).or_insert_with(|| {
-                    Some(Group {
-                        input: Arc::clone(&shared.input),
-                        fingerprint: fingerprint.clone(),
-                        references: 0,
-                    })
-                });
-                match group {
-                    Some(found) if found.fingerprint == fingerprint => found.references += 1,
-                    Some(_) => *group = None,
-                    None => {}
-                }
-            }
-            Ok(TreeNodeRecursion::Continue)
-        })?;
+        find_references(&plan, false, &mut groups);
         let mut linked: HashMap<usize, Arc<SharedResults>> = HashMap::new();
         plan.transform_up(|node| {
             let Some(shared) = node.downcast_ref::<SharedExec>() else {
@@ -326,6 +362,36 @@ impl PhysicalOptimizerRule for LinkSharedGroupings {
             }
         })
         .map(|t| t.data)
+    }
+}
+
+/// Records the unlinked references under `node` in `groups`. References in the recursive
+/// term of a `WITH RECURSIVE` (under a `RecursiveQueryExec`, which resets and executes it
+/// again for each iteration) are never linked.
+fn find_references(
+    node: &Arc<dyn ExecutionPlan>,
+    recursive: bool,
+    groups: &mut HashMap<usize, Option<Group>>,
+) {
+    let recursive = recursive || node.downcast_ref::<RecursiveQueryExec>().is_some();
+    if let Some(shared) = node.downcast_ref::<SharedExec>()
+        && shared.results.is_none()
+    {
+        let fingerprint = fingerprint(&shared.input);
+        let group = groups.entry(shared.id).or_insert_with(|| {
+            Some(Group {
+                input: Arc::clone(&shared.input),
+                fingerprint: fingerprint.clone(),
+                references: 0,
+            })
+        });
+        match group {
+            Some(found) if !recursive && found.fingerprint == fingerprint => found.references += 1,
+            _ => *group = None,
+        }
+    }
+    for child in node.children() {
+        find_references(child, recursive, groups);
     }
 }
 
@@ -439,6 +505,19 @@ impl ExecutionPlan for SharedExec {
         }
     }
 
+    /// For another execution (`reset_plan_states`, as `WITH RECURSIVE` does for each
+    /// iteration): the reference computes the grouping alone, over a fresh copy of the
+    /// input, since the other references may not be reset with it.
+    fn reset_state(self: Arc<Self>) -> Result<Arc<dyn ExecutionPlan>> {
+        let input = if self.shows_input() {
+            // `reset_plan_states` has already reset the child.
+            Arc::clone(&self.input)
+        } else {
+            reset_plan_states(Arc::clone(&self.input))?
+        };
+        Ok(Arc::new(Self::new(self.id, input, None)))
+    }
+
     fn execute(
         &self,
         partition: usize,
@@ -459,6 +538,7 @@ impl ExecutionPlan for SharedExec {
             next: 0,
             context,
             alone: None,
+            owner: false,
             finished: false,
             reused: MetricBuilder::new(&self.metrics).counter("reused_batches", partition),
             baseline: BaselineMetrics::new(&self.metrics, partition),
@@ -547,9 +627,29 @@ impl SharedResults {
 
 /// What a [`Reader`] does next.
 enum Step {
+    /// Return this: a kept batch, the end, or the failure.
     Ready(Option<Result<RecordBatch>>),
+    /// Compute its own stream of the input: the kept batches were given up before this
+    /// reference read any.
     Alone,
+    /// Pull the next batch from the input.
     Pull,
+}
+
+/// The memory a kept batch holds: its columns' slices. A grouping emits slices of one
+/// large batch, and `get_array_memory_size` would count the whole of it for each; the
+/// slices together hold it once.
+fn kept_size(batch: &RecordBatch) -> usize {
+    batch
+        .columns()
+        .iter()
+        .map(|column| {
+            column
+                .to_data()
+                .get_slice_memory_size()
+                .unwrap_or_else(|_| column.get_array_memory_size())
+        })
+        .sum()
 }
 
 /// One reference's stream of one partition.
@@ -561,6 +661,8 @@ struct Reader {
     context: Arc<TaskContext>,
     /// The reference's own stream of the input, once the kept batches were given up.
     alone: Option<SendableRecordBatchStream>,
+    /// This reference gave the kept batches up and pulls the input alone.
+    owner: bool,
     finished: bool,
     reused: Count,
     baseline: BaselineMetrics,
@@ -586,10 +688,10 @@ impl Reader {
             match self.read_kept() {
                 Step::Ready(item) => return item,
                 Step::Alone => {
-                    match self
-                        .results
-                        .input
-                        .execute(self.partition, Arc::clone(&self.context))
+                    // A fresh copy of the input: an instance of an operator such as
+                    // `RepartitionExec` runs each of its partitions once.
+                    match reset_plan_states(Arc::clone(&self.results.input))
+                        .and_then(|input| input.execute(self.partition, Arc::clone(&self.context)))
                     {
                         Ok(stream) => self.alone = Some(stream),
                         Err(e) => return Some(Err(e)),
@@ -598,15 +700,14 @@ impl Reader {
                 }
                 Step::Pull => {}
             }
-            let partition = &self.results.partitions[self.partition];
-            let mut source = partition.source.lock().await;
+            let results = Arc::clone(&self.results);
+            let mut source = results.partitions[self.partition].source.lock().await;
             // Another reference may have pulled, failed or given up while this one waited.
-            if !matches!(self.read_kept_peek(), Step::Pull) {
+            if !matches!(self.step(&results.kept(self.partition)), Step::Pull) {
                 continue;
             }
             if source.is_none() {
-                match self
-                    .results
+                match results
                     .input
                     .execute(self.partition, Arc::clone(&self.context))
                 {
@@ -620,7 +721,7 @@ impl Reader {
                 )));
             };
             let pulled = stream.next().await;
-            let mut kept = self.results.kept(self.partition);
+            let mut kept = results.kept(self.partition);
             let batch = match pulled {
                 None => {
                     kept.done = true;
@@ -638,14 +739,14 @@ impl Reader {
             }
             self.next += 1;
             // Kept unless given up, or unless every other reference has finished.
-            if kept.given_up || self.results.references - kept.finished <= 1 {
+            if kept.given_up || results.references - kept.finished <= 1 {
                 return Some(Ok(batch));
             }
             let reservation = kept.reservation.get_or_insert_with(|| {
                 MemoryConsumer::new(format!("SharedExec[{}]", self.partition))
                     .register(self.context.memory_pool())
             });
-            if let Err(e) = reservation.try_grow(batch.get_array_memory_size()) {
+            if let Err(e) = reservation.try_grow(kept_size(&batch)) {
                 if kept.reading > 1 {
                     let e = Arc::new(e);
                     kept.failed = Some(Arc::clone(&e));
@@ -658,6 +759,7 @@ impl Reader {
                 if let Some(reservation) = &mut kept.reservation {
                     reservation.free();
                 }
+                self.owner = true;
                 return Some(Ok(batch));
             }
             kept.batches.push(batch.clone());
@@ -665,13 +767,13 @@ impl Reader {
         }
     }
 
-    /// What this reference does next: read a kept batch (or the end, or the failure),
-    /// compute its own stream (the kept batches were given up before it read any), or pull
-    /// the next batch from the input.
+    /// What this reference does next (see [`Step`]); reading a kept batch counts it, under
+    /// the same lock, so that no reference gives the batches up in between.
     fn read_kept(&mut self) -> Step {
-        let step = self.read_kept_peek();
+        let results = Arc::clone(&self.results);
+        let mut kept = results.kept(self.partition);
+        let step = self.step(&kept);
         if let Step::Ready(Some(Ok(_))) = &step {
-            let mut kept = self.results.kept(self.partition);
             if self.next == 0 {
                 kept.reading += 1;
             }
@@ -681,18 +783,22 @@ impl Reader {
         step
     }
 
-    fn read_kept_peek(&self) -> Step {
-        let kept = self.results.kept(self.partition);
+    fn step(&self, kept: &Kept) -> Step {
         if let Some(batch) = kept.batches.get(self.next) {
             return Step::Ready(Some(Ok(batch.clone())));
         }
         if let Some(e) = &kept.failed {
             return Step::Ready(Some(Err(DataFusionError::Shared(Arc::clone(e)))));
         }
-        match (kept.given_up, self.next) {
-            (true, 0) => Step::Alone,
-            (false, _) if kept.done => Step::Ready(None),
-            _ => Step::Pull,
+        match (kept.given_up, self.owner, self.next) {
+            // The input's end, which a reference computing its own has not reached.
+            (false, _, _) | (true, true, _) if kept.done => Step::Ready(None),
+            (false, _, _) | (true, true, _) => Step::Pull,
+            (true, false, 0) => Step::Alone,
+            // Cannot happen: the batches are given up only while one reference reads.
+            (true, false, _) => Step::Ready(Some(Err(DataFusionError::Internal(
+                "SharedExec: a reference's batches were given up while it read them".into(),
+            )))),
         }
     }
 
@@ -746,12 +852,16 @@ mod tests {
 
     /// A leaf of `partitions` × `batches` batches of one `Int64` column (batch `b` of
     /// partition `p` holds `100 * p + b`), failing instead of the batch `fail_at` names;
-    /// counts its executions.
+    /// counts its executions. Like `RepartitionExec`, an instance runs each partition once
+    /// (`reset_state` makes a fresh one). With `sliced`, the batches of a partition are
+    /// slices of one batch.
     #[derive(Debug)]
     struct Source {
         batches: usize,
         fail_at: Option<usize>,
+        sliced: bool,
         executions: Arc<AtomicUsize>,
+        executed: Mutex<Vec<usize>>,
         properties: Arc<PlanProperties>,
     }
 
@@ -760,7 +870,9 @@ mod tests {
             Arc::new(Self {
                 batches,
                 fail_at,
+                sliced: false,
                 executions: Arc::default(),
+                executed: Mutex::default(),
                 properties: Arc::new(PlanProperties::new(
                     EquivalenceProperties::new(schema()),
                     Partitioning::UnknownPartitioning(partitions),
@@ -768,6 +880,12 @@ mod tests {
                     Boundedness::Bounded,
                 )),
             })
+        }
+
+        fn sliced(partitions: usize, batches: usize) -> Arc<Self> {
+            let mut source = Arc::into_inner(Self::new(partitions, batches, None)).expect("new");
+            source.sliced = true;
+            Arc::new(source)
         }
     }
 
@@ -815,15 +933,39 @@ mod tests {
         ) -> Result<Arc<dyn ExecutionPlan>> {
             Ok(self)
         }
+        fn reset_state(self: Arc<Self>) -> Result<Arc<dyn ExecutionPlan>> {
+            Ok(Arc::new(Self {
+                batches: self.batches,
+                fail_at: self.fail_at,
+                sliced: self.sliced,
+                executions: Arc::clone(&self.executions),
+                executed: Mutex::default(),
+                properties: Arc::clone(&self.properties),
+            }))
+        }
         fn execute(
             &self,
             partition: usize,
             _context: Arc<TaskContext>,
         ) -> Result<SendableRecordBatchStream> {
+            let mut executed = self.executed.lock().expect("executed");
+            if executed.contains(&partition) {
+                return Err(DataFusionError::Internal(format!(
+                    "partition {partition} executed twice"
+                )));
+            }
+            executed.push(partition);
             self.executions.fetch_add(1, Ordering::SeqCst);
-            let fail_at = self.fail_at;
-            let items = (0..self.batches).map(move |b| match fail_at {
-                Some(at) if at == b => Err(DataFusionError::Execution("source failed".into())),
+            let (fail_at, batches) = (self.fail_at, self.batches);
+            let whole = self.sliced.then(|| {
+                let column: ArrayRef = Arc::new(Int64Array::from_iter_values(
+                    (0..batches).flat_map(|b| [100 * partition as i64 + b as i64; 1_000]),
+                ));
+                RecordBatch::try_new(schema(), vec![column]).expect("batch")
+            });
+            let items = (0..batches).map(move |b| match (fail_at, &whole) {
+                (Some(at), _) if at == b => Err(DataFusionError::Execution("source failed".into())),
+                (_, Some(whole)) => Ok(whole.slice(b * 1_000, 1_000)),
                 _ => Ok(batch(100 * partition as i64 + b as i64)),
             });
             Ok(Box::pin(RecordBatchStreamAdapter::new(
@@ -937,17 +1079,23 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn executing_the_plan_again_computes_the_grouping_again() {
+    async fn a_plan_reset_for_another_execution_computes_each_reference_alone() {
         let source = Source::new(1, 2, None);
         let plan = linked(&source);
         let context = context(usize::MAX);
-        for round in 1..=2 {
-            let mut a = open(&plan, 1, 0, 0, &context);
-            let mut b = open(&plan, 1, 1, 0, &context);
-            assert_eq!(values(&rest(&mut a).await.expect("a")), [0, 1]);
-            assert_eq!(values(&rest(&mut b).await.expect("b")), [0, 1]);
-            assert_eq!(source.executions.load(Ordering::SeqCst), round);
-        }
+        let mut a = open(&plan, 1, 0, 0, &context);
+        let mut b = open(&plan, 1, 1, 0, &context);
+        assert_eq!(values(&rest(&mut a).await.expect("a")), [0, 1]);
+        assert_eq!(values(&rest(&mut b).await.expect("b")), [0, 1]);
+        assert_eq!(source.executions.load(Ordering::SeqCst), 1);
+        let again = reset_plan_states(plan).expect("reset");
+        let shown = displayable(again.as_ref()).indent(false).to_string();
+        assert_eq!(shown.matches("SharedExec: id=0\n").count(), 2, "{shown}");
+        let mut a = open(&again, 1, 0, 0, &context);
+        let mut b = open(&again, 1, 1, 0, &context);
+        assert_eq!(values(&rest(&mut a).await.expect("a")), [0, 1]);
+        assert_eq!(values(&rest(&mut b).await.expect("b")), [0, 1]);
+        assert_eq!(source.executions.load(Ordering::SeqCst), 3);
     }
 
     #[tokio::test]
@@ -1000,6 +1148,28 @@ mod tests {
             assert!(error.to_string().contains("source failed"), "{error}");
         }
         assert_eq!(source.executions.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn slices_of_one_batch_are_charged_once() {
+        // Ten slices of one 10,000-row batch; the pool holds a little more than it.
+        let source = Source::sliced(1, 10);
+        let plan = linked(&source);
+        let whole = 10 * batch(0).get_array_memory_size();
+        let context = context(whole + whole / 2);
+        let mut a = open(&plan, 1, 0, 0, &context);
+        let mut b = open(&plan, 1, 1, 0, &context);
+        let expected: Vec<i64> = (0..10).collect();
+        let mut read_a = take(&mut a, 1).await;
+        assert_eq!(values(&take(&mut b, 1).await), [0]);
+        read_a.extend(rest(&mut a).await.expect("every slice kept"));
+        assert_eq!(values(&read_a), expected);
+        assert!(context.memory_pool().reserved() <= whole + 64 * 10);
+        let mut read_b = vec![batch(0)];
+        read_b.extend(rest(&mut b).await.expect("b"));
+        assert_eq!(values(&read_b), expected);
+        assert_eq!(source.executions.load(Ordering::SeqCst), 1);
+        assert_eq!(context.memory_pool().reserved(), 0);
     }
 
     #[tokio::test]

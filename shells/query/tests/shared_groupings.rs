@@ -315,3 +315,53 @@ async fn one_name_scanned_at_two_versions_is_grouped_per_version() {
     assert_eq!((old.scans(), new.scans()), (1, 1), "{shown}");
     assert!(!shown.contains("SharedExec"), "{shown}");
 }
+
+#[tokio::test]
+async fn references_reading_different_aggregates_of_one_grouping_share_it() {
+    // The subquery reads only `total`, the query `total` and `n`: one grouping computes
+    // both, and each reference takes its columns.
+    let sql = "WITH revenue AS (
+            SELECT supplier, sum(amount) AS total, count(*) AS n FROM sales GROUP BY supplier)
+        SELECT supplier, n FROM revenue WHERE total > (SELECT avg(total) FROM revenue)
+        ORDER BY supplier";
+    let mut groups: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
+    for row in 0..ROWS {
+        let group = groups.entry(supplier_of(row)).or_default();
+        group.0 += amount_of(row);
+        group.1 += 1;
+    }
+    let totals: Vec<f64> = groups.values().map(|(total, _)| *total as f64).collect();
+    let average = totals.iter().sum::<f64>() / totals.len() as f64;
+    let expected: Vec<Vec<i64>> = groups
+        .iter()
+        .filter(|(_, (total, _))| *total as f64 > average)
+        .map(|(supplier, (_, n))| vec![*supplier, *n])
+        .collect();
+    assert!(!expected.is_empty());
+    let (rows, plan, scans) = run(sql, true).await;
+    assert_eq!(rows, expected);
+    assert_eq!(scans, 1, "{plan}");
+    let (rows, plan, scans) = run(sql, false).await;
+    assert_eq!(rows, expected);
+    assert_eq!(scans, 2, "{plan}");
+}
+
+#[tokio::test]
+async fn a_grouping_repeated_in_a_recursive_term_is_computed_per_iteration() {
+    // `WITH RECURSIVE` resets and runs its recursive term again for each iteration; the
+    // two groupings there are not linked, and every iteration reads them.
+    let sql = "WITH RECURSIVE r AS (
+            SELECT 0 AS n
+            UNION ALL
+            SELECT r.n + 1 FROM r
+            JOIN (SELECT supplier % 5 AS k, count(*) AS c FROM sales GROUP BY supplier % 5) a
+              ON a.k = r.n
+            JOIN (SELECT supplier % 5 AS k, count(*) AS c FROM sales GROUP BY supplier % 5) b
+              ON b.k = r.n
+            WHERE r.n < 10)
+        SELECT n FROM r ORDER BY n";
+    let expected: Vec<Vec<i64>> = (0..=5).map(|n| vec![n]).collect();
+    let (rows, plan, _) = run(sql, true).await;
+    assert_eq!(rows, expected, "{plan}");
+    assert!(!plan.contains("references="), "{plan}");
+}
