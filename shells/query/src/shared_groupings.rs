@@ -997,17 +997,19 @@ mod tests {
         Arc::new(TaskContext::default().with_runtime(runtime))
     }
 
-    /// Partition `partition` of the union's reference `reference` (the union numbers the
-    /// first reference's partitions first).
-    fn open(
+    /// Partition `partition` of the union's two references, the first's and the second's
+    /// (the union numbers the first reference's `partitions` first).
+    fn readers(
         plan: &Arc<dyn ExecutionPlan>,
         partitions: usize,
-        reference: usize,
         partition: usize,
         context: &Arc<TaskContext>,
-    ) -> SendableRecordBatchStream {
-        plan.execute(reference * partitions + partition, Arc::clone(context))
-            .expect("execute")
+    ) -> (SendableRecordBatchStream, SendableRecordBatchStream) {
+        let open = |reference: usize| {
+            plan.execute(reference * partitions + partition, Arc::clone(context))
+                .expect("execute")
+        };
+        (open(0), open(1))
     }
 
     async fn take(stream: &mut SendableRecordBatchStream, n: usize) -> Vec<RecordBatch> {
@@ -1066,8 +1068,7 @@ mod tests {
         let source = Source::new(2, 3, None);
         let plan = linked(&source);
         let context = context(usize::MAX);
-        let mut a = open(&plan, 2, 0, 1, &context);
-        let mut b = open(&plan, 2, 1, 1, &context);
+        let (mut a, mut b) = readers(&plan, 2, 1, &context);
         let mut read_a = take(&mut a, 1).await;
         let read_b = rest(&mut b).await.expect("b");
         read_a.extend(rest(&mut a).await.expect("a"));
@@ -1083,16 +1084,14 @@ mod tests {
         let source = Source::new(1, 2, None);
         let plan = linked(&source);
         let context = context(usize::MAX);
-        let mut a = open(&plan, 1, 0, 0, &context);
-        let mut b = open(&plan, 1, 1, 0, &context);
+        let (mut a, mut b) = readers(&plan, 1, 0, &context);
         assert_eq!(values(&rest(&mut a).await.expect("a")), [0, 1]);
         assert_eq!(values(&rest(&mut b).await.expect("b")), [0, 1]);
         assert_eq!(source.executions.load(Ordering::SeqCst), 1);
         let again = reset_plan_states(plan).expect("reset");
         let shown = displayable(again.as_ref()).indent(false).to_string();
         assert_eq!(shown.matches("SharedExec: id=0\n").count(), 2, "{shown}");
-        let mut a = open(&again, 1, 0, 0, &context);
-        let mut b = open(&again, 1, 1, 0, &context);
+        let (mut a, mut b) = readers(&again, 1, 0, &context);
         assert_eq!(values(&rest(&mut a).await.expect("a")), [0, 1]);
         assert_eq!(values(&rest(&mut b).await.expect("b")), [0, 1]);
         assert_eq!(source.executions.load(Ordering::SeqCst), 3);
@@ -1104,8 +1103,7 @@ mod tests {
         let plan = linked(&source);
         // Less than one batch: nothing can be kept.
         let context = context(1_000);
-        let mut a = open(&plan, 1, 0, 0, &context);
-        let mut b = open(&plan, 1, 1, 0, &context);
+        let (mut a, mut b) = readers(&plan, 1, 0, &context);
         assert_eq!(values(&rest(&mut a).await.expect("a")), [0, 1, 2]);
         assert_eq!(values(&rest(&mut b).await.expect("b")), [0, 1, 2]);
         assert_eq!(source.executions.load(Ordering::SeqCst), 2);
@@ -1118,8 +1116,7 @@ mod tests {
         let plan = linked(&source);
         let one_batch = batch(0).get_array_memory_size();
         let context = context(one_batch + one_batch / 2);
-        let mut a = open(&plan, 1, 0, 0, &context);
-        let mut b = open(&plan, 1, 1, 0, &context);
+        let (mut a, mut b) = readers(&plan, 1, 0, &context);
         assert_eq!(values(&take(&mut a, 1).await), [0]);
         assert_eq!(values(&take(&mut b, 1).await), [0]);
         let error = rest(&mut a).await.expect_err("the pool holds one batch");
@@ -1140,8 +1137,7 @@ mod tests {
         let source = Source::new(1, 3, Some(1));
         let plan = linked(&source);
         let context = context(usize::MAX);
-        let mut a = open(&plan, 1, 0, 0, &context);
-        let mut b = open(&plan, 1, 1, 0, &context);
+        let (mut a, mut b) = readers(&plan, 1, 0, &context);
         for stream in [&mut a, &mut b] {
             assert_eq!(values(&take(stream, 1).await), [0]);
             let error = rest(stream).await.expect_err("the source fails");
@@ -1157,8 +1153,7 @@ mod tests {
         let plan = linked(&source);
         let whole = 10 * batch(0).get_array_memory_size();
         let context = context(whole + whole / 2);
-        let mut a = open(&plan, 1, 0, 0, &context);
-        let mut b = open(&plan, 1, 1, 0, &context);
+        let (mut a, mut b) = readers(&plan, 1, 0, &context);
         let expected: Vec<i64> = (0..10).collect();
         let mut read_a = take(&mut a, 1).await;
         assert_eq!(values(&take(&mut b, 1).await), [0]);
@@ -1177,8 +1172,7 @@ mod tests {
         let source = Source::new(1, 3, None);
         let plan = linked(&source);
         let context = context(usize::MAX);
-        let mut a = open(&plan, 1, 0, 0, &context);
-        let mut b = open(&plan, 1, 1, 0, &context);
+        let (mut a, mut b) = readers(&plan, 1, 0, &context);
         assert_eq!(values(&take(&mut a, 1).await), [0]);
         drop(a);
         assert_eq!(values(&rest(&mut b).await.expect("b")), [0, 1, 2]);
