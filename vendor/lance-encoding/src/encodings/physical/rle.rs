@@ -127,10 +127,11 @@ impl RunLengthWidth {
     }
 
     fn read_length(self, bytes: &[u8]) -> u64 {
+        // Lake: one reader of a length, `run_length`, here and in `expand_runs`.
         match self {
-            Self::U8 => bytes[0] as u64,
-            Self::U16 => u16::from_le_bytes([bytes[0], bytes[1]]) as u64,
-            Self::U32 => u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as u64,
+            Self::U8 => run_length::<1>(bytes),
+            Self::U16 => run_length::<2>(bytes),
+            Self::U32 => run_length::<4>(bytes),
         }
     }
 }
@@ -1667,7 +1668,7 @@ impl RleDecompressor {
             }
         }
 
-        let length_size = self.validate_buffer_sizes(
+        self.validate_buffer_sizes(
             values_buffer,
             lengths_buffer,
             type_size,
@@ -1703,7 +1704,6 @@ impl RleDecompressor {
                 expand_runs::<T, 4>(values, lengths, expected_value_count, clamp_overflow)?
             }
         };
-        debug_assert_eq!(length_size, self.run_length_width.bytes_per_value());
 
         if decoded.len() != expected_value_count {
             return Err(Error::invalid_input_source(
@@ -1775,33 +1775,32 @@ fn expand_runs<T: Copy, const N: usize>(
             )
         })?;
         let remaining = expected - filled;
-        if length > remaining {
-            if !clamp_overflow {
-                return Err(Error::invalid_input_source(
-                    format!(
-                        "RLE decoding overflowed expected value count: produced at least {}, expected {}",
-                        filled + length,
-                        expected
-                    )
-                    .into(),
-                ));
-            }
-            spare[filled..expected].fill(std::mem::MaybeUninit::new(*value));
-            filled = expected;
-            break;
+        if length > remaining && !clamp_overflow {
+            return Err(Error::invalid_input_source(
+                format!(
+                    "RLE decoding overflowed expected value count: produced at least {}, expected {}",
+                    filled + length,
+                    expected
+                )
+                .into(),
+            ));
         }
-        if length <= SHORT_RUN {
-            // `filled < expected` here (the run is not empty and fits), so the store stays
-            // within the `SHORT_RUN` values reserved past `expected`.
+        let count = length.min(remaining);
+        if count <= SHORT_RUN {
+            // `filled <= expected`, so the store stays within the `SHORT_RUN` values
+            // reserved past `expected`.
             let store: &mut [std::mem::MaybeUninit<T>; SHORT_RUN] = (&mut spare
                 [filled..filled + SHORT_RUN])
                 .try_into()
                 .expect("a slice of SHORT_RUN values");
             *store = [std::mem::MaybeUninit::new(*value); SHORT_RUN];
         } else {
-            spare[filled..filled + length].fill(std::mem::MaybeUninit::new(*value));
+            spare[filled..filled + count].fill(std::mem::MaybeUninit::new(*value));
         }
-        filled += length;
+        filled += count;
+        if length > remaining {
+            break;
+        }
     }
     // SAFETY: the first `filled` values were written above (`filled <= expected`, within
     // the capacity reserved).
